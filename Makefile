@@ -1,0 +1,30 @@
+# The two README commands. Each sets up .venv from scratch when it is missing or
+# pyproject.toml changed, so a fresh clone needs nothing else.
+PYTHON ?= python3
+VENV   := .venv
+STAMP  := $(VENV)/.installed
+GRID   ?= grids/quick.yaml
+
+.PHONY: run test system-deps clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# torch first and pinned: this resolves to the local CPU wheel; a looser
+	# requirement pulls several GB of CUDA packages.
+	$(VENV)/bin/pip install --quiet torch==2.13.0
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## make run: train and evaluate every cell of grids/quick.yaml, ingest into DuckDB, render the site
+run: $(STAMP)
+	$(VENV)/bin/posbench run $(GRID)
+
+## make test: the whole test suite (installs the system packages the end-to-end tests use)
+test: $(STAMP) system-deps
+	$(VENV)/bin/python -m pytest
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+clean:
+	rm -rf $(VENV) results site/_build

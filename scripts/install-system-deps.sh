@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# System packages the end-to-end tests use: headless Chromium (the site test opens
+# the rendered page in a real browser). Installed with apt when missing and we are
+# root; otherwise the tests that need them say why they skip.
+set -euo pipefail
+
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-system-deps: not root; missing ${need[*]} (tests that need them will be skipped)" >&2
+  exit 0
+fi
+echo "install-system-deps: installing ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

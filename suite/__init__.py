@@ -1,0 +1,9 @@
+"""PosBench: a declarative benchmark and leaderboard for positional encodings.
+
+The import package is `suite` (the distribution is `posbench`). See DESIGN.md in the
+project's shared folder for the architecture; each module has one job:
+specs -> grid -> train -> evaluate -> store -> site.
+"""
+
+RECIPE_VERSION = 1
+"""Bumped whenever training or evaluation code changes results; part of every cell id."""

@@ -1,0 +1,61 @@
+"""One cell, start to finish: train, evaluate at every scale, write its run record.
+
+A failure inside a cell (an encoding that raises, a NaN loss) is recorded as
+``failed`` with the reason, so one broken cell never stops a grid and never
+loses the others' results; ``posbench run`` retries failed cells.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+import traceback
+
+from .data.corpus import load_corpus
+from .evaluate import evaluate_lm
+from .grid import Cell
+from .records import SCHEMA_VERSION, git_commit, package_versions, write_record
+from .specs import Project
+from .train import fit
+
+
+def base_record(cell: Cell, project: Project) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "cell_id": cell.cell_id,
+        "cell": cell.to_dict(),
+        "content": cell.content(),
+        "encoding": cell.encoding.name,
+        "display_name": cell.encoding.display_name,
+        "family": cell.encoding.family,
+        "paper": cell.encoding.paper,
+        "size": cell.size.name,
+        "task": cell.task.name,
+        "seed": cell.seed,
+        "provenance": {"git_commit": git_commit(project.root), "versions": package_versions(),
+                       "corpus": load_corpus(cell.task.corpus).description,
+                       "corpus_fingerprint": cell.data_fingerprint,
+                       "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")},
+    }
+
+
+def run_cell(cell: Cell, project: Project, progress_bar: bool = True, **trainer_overrides) -> dict:
+    record = base_record(cell, project)
+    start = time.perf_counter()
+    try:
+        result = fit(cell, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
+        model = result.module.model
+        encoding = model.encodings[0]
+        corpus = load_corpus(cell.task.corpus)
+        metrics, curves = evaluate_lm(model, corpus["test"], cell.train.seq_len, cell.scales, cell.eval.tokens,
+                                      cell.eval.batch_size, cell.eval.curve_buckets)
+        record.update(status="done", reason=None, metrics=metrics, curves=curves,
+                      scale_behaviour=encoding.scale_behaviour.value, max_length=encoding.max_length(),
+                      checkpoint=str(result.checkpoint.relative_to(project.root) if result.checkpoint.is_relative_to(project.root) else result.checkpoint))
+        record["provenance"].update(result.stats)
+    except Exception as exc:  # recorded, never lost: the grid goes on
+        record.update(status="failed", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
+                      metrics=[], curves=[])
+    record["provenance"]["wall_s"] = time.perf_counter() - start
+    write_record(record, project.runs)
+    return record

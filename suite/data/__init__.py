@@ -1,0 +1,1 @@
+"""Data: the byte tokenizer, corpora for language modelling, task generators."""

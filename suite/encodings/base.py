@@ -1,0 +1,113 @@
+"""The encoding plugin contract.
+
+An encoding is a ``torch.nn.Module`` that may act at four places in the model, each
+with a do-nothing default, so a subclass overrides only what it uses:
+
+=============================  ============================  ==========================
+hook                           acts on                       used by
+=============================  ============================  ==========================
+``embed(x, pos)``              token embeddings [B, T, D]    sinusoidal, learned
+``rotate(q, k, q_pos, k_pos)`` queries/keys [B, H, T, Dh]    the rotary family
+``bias(q_pos, k_pos)``         additive logit bias [H,Tq,Tk] ALiBi, T5, KERPLE, FIRE
+``score(q, scores)``           the logits [B, H, Tq, Tk]     CoPE (contextual)
+=============================  ============================  ==========================
+
+plus ``positions(T, device)``, which says which position ids the sequence gets
+(``arange(T)`` unless an encoding such as randomized positions says otherwise).
+
+The model reads :meth:`PositionalEncoding.hooks` to pick the fastest attention path
+that is exact for the encoding; it never asks an encoding its name.
+
+Scale: at evaluation scale ``s`` the model calls :meth:`set_scale`; an encoding
+declares with :attr:`scale_behaviour` whether it extrapolates as it is, adjusts
+(training-free, with factor ``s``), or is not applicable beyond some length
+(:meth:`max_length`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+from torch import nn
+
+HOOKS = ("embed", "rotate", "bias", "score")
+
+
+class ScaleBehaviour(str, enum.Enum):
+    EXTRAPOLATE = "extrapolate"  # positions past the training length are used as they are
+    ADJUST = "adjust"  # a training-free adjustment with factor s (interpolation, NTK, YaRN, ...)
+    NOT_APPLICABLE = "not_applicable"  # cannot represent positions past max_length()
+
+
+@dataclass(frozen=True)
+class ModelDims:
+    """What an encoding may know about the model it sits in."""
+
+    d_model: int
+    n_heads: int
+    head_dim: int
+    n_layers: int
+    train_len: int  # the training context length: what "scale 1" means
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """For encodings without parameters."""
+
+
+class PositionalEncoding(nn.Module):
+    """Base class of every encoding. Subclasses set ``Params`` to a frozen dataclass."""
+
+    Params: ClassVar[type] = NoParams
+    per_layer: ClassVar[bool] = False
+    """True: every layer gets its own instance (own learnable parameters).
+    False: one instance is shared by all layers, and a bias is computed once per forward."""
+
+    def __init__(self, params, dims: ModelDims):
+        super().__init__()
+        if not isinstance(params, self.Params):
+            raise TypeError(f"{type(self).__name__} expects {self.Params.__name__}, got {type(params).__name__}")
+        self.params = params
+        self.dims = dims
+        self.scale = 1.0
+
+    # -- what the model asks ------------------------------------------------
+    @classmethod
+    def hooks(cls) -> frozenset[str]:
+        """The hooks this encoding overrides (the model picks its attention path from these)."""
+        return frozenset(h for h in HOOKS if getattr(cls, h) is not getattr(PositionalEncoding, h))
+
+    @property
+    def scale_behaviour(self) -> ScaleBehaviour:
+        return ScaleBehaviour.EXTRAPOLATE
+
+    def max_length(self) -> int | None:
+        """The longest sequence this encoding can represent; None when unbounded."""
+        return None
+
+    def set_scale(self, scale: float) -> None:
+        """Evaluation scale s (eval length = s x train length); 1 during training."""
+        self.scale = float(scale)
+
+    # -- the hooks ------------------------------------------------------------
+    def positions(self, length: int, device: torch.device) -> torch.Tensor:
+        return torch.arange(length, device=device)
+
+    def embed(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def rotate(self, q, k, q_pos, k_pos):
+        return q, k
+
+    def bias(self, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def score(self, q: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        return scores
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))

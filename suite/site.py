@@ -1,0 +1,171 @@
+"""DuckDB -> Jinja2 -> a static leaderboard site that works from file:// offline.
+
+Pages: ``index.html`` (leaderboards, coverage, downloads), ``encodings/<name>.html``
+(paper, parameters, scale behaviour, loss-vs-position and bpb-vs-scale plots), and
+``runs/<cell_id>.html`` (provenance and spec). All text from specs is escaped by
+Jinja2's autoescape; CSS and JavaScript are inlined, so no external assets.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from . import plots
+from .store import connect_readonly
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("suite", "templates"), autoescape=select_autoescape(["html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = lambda v, d=3: "n/a" if v is None else f"{v:.{d}f}"
+    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True)
+    return env
+
+
+def _dicts(con, sql: str, params=()) -> list[dict]:
+    cur = con.execute(sql, params)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+def leaderboard_rows(con) -> list[dict]:
+    """One board per (size, task): a row per encoding with bpb and ratio at each scale."""
+    rows = _dicts(con, "SELECT * FROM lm_scale ORDER BY size, task, encoding, scale")
+    boards: dict[tuple, dict] = {}
+    for r in rows:
+        board = boards.setdefault((r["size"], r["task"]), {"title": f"Language modelling: {r['task']}, size {r['size']}",
+                                                           "size": r["size"], "task": r["task"], "scales": [], "rows": {}})
+        if r["scale"] not in board["scales"]:
+            board["scales"].append(r["scale"])
+        entry = board["rows"].setdefault(r["encoding"], {"encoding": r["encoding"], "display_name": r["display_name"],
+                                                         "family": r["family"], "bpb": {}, "stderr": {}, "ratio": {},
+                                                         "eval_len": {}, "n_seeds": r["n_seeds"]})
+        entry["bpb"][r["scale"]] = None if r["not_applicable"] else r["bpb"]
+        entry["stderr"][r["scale"]] = r["stderr"]
+        entry["ratio"][r["scale"]] = None if r["not_applicable"] else r["ratio"]
+        entry["eval_len"][r["scale"]] = r["eval_len"]
+    out = []
+    for board in boards.values():
+        board["scales"].sort()
+        first = board["scales"][0]
+        board["rows"] = sorted(board["rows"].values(), key=lambda e: (e["bpb"].get(first) is None, e["bpb"].get(first) or 0))
+        out.append(board)
+    return out
+
+
+def _encoding_pages(con) -> list[dict]:
+    runs = _dicts(con, "SELECT * FROM runs ORDER BY encoding, size, task, seed")
+    by_encoding: dict[str, list[dict]] = defaultdict(list)
+    for r in runs:
+        r["cell"] = json.loads(r["cell"])
+        r["params"] = json.loads(r["params"])
+        by_encoding[r["encoding"]].append(r)
+    pages = []
+    for name, enc_runs in by_encoding.items():
+        first = enc_runs[0]
+        spec = first["cell"]["encoding"]
+        pages.append({"name": name, "display_name": first["display_name"], "family": first["family"],
+                      "paper": first["paper"], "description": spec.get("description", ""), "impl": spec["impl"],
+                      "params": first["params"], "scale_behaviour": first["scale_behaviour"],
+                      "max_length": first["max_length"], "runs": enc_runs, "plots": _encoding_plots(con, name)})
+    return pages
+
+
+def _encoding_plots(con, encoding: str) -> list[str]:
+    """Loss-vs-position at every scale and bpb-vs-scale, one pair per (size, task)."""
+    curves = _dicts(con, """
+        SELECT r.size, c.task, c.scale, any_value(r.cell) AS cell, (c.pos_start + c.pos_end) / 2.0 AS pos, avg(c.value) AS bits
+        FROM curves c JOIN runs r USING (cell_id) WHERE r.encoding = ? AND r.status = 'done'
+        GROUP BY r.size, c.task, c.scale, c.pos_start, c.pos_end ORDER BY r.size, c.task, c.scale, pos""", (encoding,))
+    groups: dict[tuple, dict] = defaultdict(lambda: defaultdict(list))
+    train_len = {}
+    for c in curves:
+        groups[(c["size"], c["task"])][f"{c['scale']}x"].append((c["pos"], c["bits"]))
+        train_len[(c["size"], c["task"])] = json.loads(c["cell"])["train"]["seq_len"]
+    svgs = []
+    for key, series in groups.items():
+        svgs.append(plots.loss_vs_position(dict(series), train_len[key], f"loss vs position ({key[0]}, {key[1]})"))
+    scale_rows = _dicts(con, "SELECT size, task, scale, bpb FROM lm_scale WHERE encoding = ? AND NOT not_applicable ORDER BY scale",
+                        (encoding,))
+    by_group: dict[str, list] = defaultdict(list)
+    for r in scale_rows:
+        by_group[f"{r['size']}/{r['task']}"].append((r["scale"], r["bpb"]))
+    if by_group:
+        svgs.append(plots.metric_vs_scale(dict(by_group), "bits per byte", "bpb vs eval scale"))
+    return svgs
+
+
+def _run_pages(con) -> list[dict]:
+    runs = _dicts(con, "SELECT * FROM runs ORDER BY encoding")
+    for r in runs:
+        r["cell"] = json.loads(r["cell"])
+        r["versions"] = json.loads(r["versions"])
+        r["metrics"] = _dicts(con, "SELECT * FROM metrics WHERE cell_id = ? ORDER BY task, metric, scale", (r["cell_id"],))
+    return runs
+
+
+def _write_downloads(con, out: Path) -> list[str]:
+    data = out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    names = []
+    for table in ("runs", "metrics", "curves"):
+        for fmt, opts in (("csv", "(HEADER, DELIMITER ',')"), ("parquet", "(FORMAT PARQUET)")):
+            target = data / f"{table}.{fmt}"
+            con.execute(f"COPY {table} TO '{target}' {opts}")
+            names.append(f"data/{table}.{fmt}")
+    rows = _dicts(con, "SELECT * FROM lm_scale ORDER BY encoding, size, task, scale")
+    (data / "leaderboard.json").write_text(json.dumps(rows, indent=1, default=str))
+    names.append("data/leaderboard.json")
+    return names
+
+
+def render(database: Path, out: Path) -> Path:
+    """Render the whole site into ``out`` (replaced atomically enough: built beside, then swapped)."""
+    with connect_readonly(database) as con:
+        return _render(con, out)
+
+
+def _render(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
+    env = _env()
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "encodings").mkdir(parents=True)
+    (staging / "runs").mkdir()
+    meta = {m["metric"]: m for m in _dicts(con, "SELECT * FROM metric_meta")}
+    boards = leaderboard_rows(con)
+    encodings = _encoding_pages(con)
+    runs = _run_pages(con)
+    coverage = _dicts(con, "SELECT encoding, size, task, seed, status, scale, scale_status FROM coverage ORDER BY encoding, scale")
+    downloads = _write_downloads(con, staging)
+    common = {"meta": meta, "n_runs": len(runs)}
+    (staging / "index.html").write_text(env.get_template("index.html").render(
+        boards=boards, coverage=_coverage_matrix(coverage), downloads=downloads, encodings=encodings, root="", **common))
+    for page in encodings:
+        (staging / "encodings" / f"{page['name']}.html").write_text(
+            env.get_template("encoding.html").render(enc=page, root="../", **common))
+    for run in runs:
+        (staging / "runs" / f"{run['cell_id']}.html").write_text(env.get_template("run.html").render(run=run, root="../", **common))
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return out / "index.html"
+
+
+def _coverage_matrix(rows: list[dict]) -> dict:
+    """{'scales': [...], 'rows': [{'label', 'status', 'cells': {scale: status}}]}"""
+    scales = sorted({r["scale"] for r in rows if r["scale"] is not None})
+    matrix: dict[str, dict] = {}
+    for r in rows:
+        label = f"{r['encoding']} / {r['size']} / {r['task']} / seed {r['seed']}"
+        entry = matrix.setdefault(label, {"label": label, "encoding": r["encoding"], "status": r["status"], "cells": {}})
+        if r["scale"] is not None:
+            entry["cells"][r["scale"]] = "done" if r["scale_status"] == "ok" else r["scale_status"]
+    for entry in matrix.values():
+        for s in scales:
+            entry["cells"].setdefault(s, entry["status"] if entry["status"] != "done" else "pending")
+    return {"scales": scales, "rows": list(matrix.values())}

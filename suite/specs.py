@@ -1,0 +1,368 @@
+"""YAML -> frozen, validated spec objects.
+
+Every problem is reported as ``file:line: field: message``; all problems of a load
+are collected and raised together as one :class:`SpecErrors`, before anything is
+trained or written. Unknown keys are errors with a did-you-mean.
+
+Spec kinds and where they live (relative to the project root):
+
+* ``encodings/<name>.yaml`` -> :class:`EncodingSpec` (its ``params`` are checked
+  against the implementation's own frozen parameter dataclass)
+* ``sizes/<name>.yaml``     -> :class:`SizeSpec`
+* ``tasks/<name>.yaml``     -> :class:`TaskSpec`
+* ``grids/<name>.yaml``     -> :class:`GridSpec`, which names the others
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from .registry import did_you_mean
+
+# -- errors ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpecError:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+
+
+class SpecErrors(Exception):
+    def __init__(self, errors: list[SpecError]):
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+
+# -- YAML with line numbers --------------------------------------------------------
+
+
+@dataclass
+class YamlDoc:
+    """A parsed YAML file plus the line of every key path in it."""
+
+    path: Path
+    data: Any
+    lines: dict[tuple, int] = field(default_factory=dict)
+    problems: list[SpecError] = field(default_factory=list)
+
+    def line(self, loc: tuple) -> int:
+        """The line of the deepest known prefix of ``loc`` (1 for the document)."""
+        for end in range(len(loc), 0, -1):
+            if loc[:end] in self.lines:
+                return self.lines[loc[:end]]
+        return 1
+
+    def error(self, loc: tuple, message: str) -> SpecError:
+        return SpecError(str(self.path), self.line(loc), ".".join(str(p) for p in loc) or "(file)", message)
+
+
+def _index_lines(node, loc: tuple, doc: YamlDoc) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                doc.problems.append(SpecError(str(doc.path), key_node.start_mark.line + 1, ".".join(map(str, loc + (key,))), "duplicate key"))
+            seen.add(key)
+            doc.lines[loc + (key,)] = key_node.start_mark.line + 1
+            _index_lines(value_node, loc + (key,), doc)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            doc.lines[loc + (i,)] = item.start_mark.line + 1
+            _index_lines(item, loc + (i,), doc)
+
+
+def read_yaml(path: Path) -> YamlDoc:
+    """Parse ``path``; syntax errors become a :class:`SpecErrors` naming the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecErrors([SpecError(str(path), 1, "(file)", "no such file")])
+    text = path.read_text()
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise SpecErrors([SpecError(str(path), (mark.line + 1) if mark else 1, "(syntax)", str(exc.problem or exc))]) from None
+    doc = YamlDoc(path, data)
+    if node is not None:
+        _index_lines(node, (), doc)
+    if not isinstance(data, dict):
+        doc.problems.append(SpecError(str(path), 1, "(file)", "expected a mapping of keys to values"))
+    return doc
+
+
+def _pydantic_errors(doc: YamlDoc, exc: pydantic.ValidationError, prefix: tuple = (), fields=None) -> list[SpecError]:
+    out = []
+    for err in exc.errors():
+        loc = prefix + tuple(err["loc"])
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown key" + did_you_mean(loc[-1], fields or [])
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        out.append(doc.error(loc, message))
+    return out
+
+
+def _validate(model: type[BaseModel], doc: YamlDoc, **context):
+    """Build ``model`` from ``doc``; returns (object or None, errors)."""
+    if doc.problems or not isinstance(doc.data, dict):
+        return None, list(doc.problems)
+    try:
+        return model.model_validate({**doc.data, **context}), []
+    except pydantic.ValidationError as exc:
+        return None, _pydantic_errors(doc, exc, fields=model.model_fields)
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- encodings --------------------------------------------------------------------
+
+
+class EncodingSpec(Spec):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    display_name: str
+    family: Literal["none", "absolute", "rotary", "bias", "contextual", "additive", "wrapper"]
+    paper: str
+    impl: str
+    params: dict[str, Any] = {}
+    description: str = ""
+    source: str = Field("", exclude=True)  # the file it came from (provenance, not content)
+
+    def resolved_params(self):
+        """The implementation's frozen parameter dataclass, with defaults filled in."""
+        cls = self.implementation()
+        return cls.Params(**self.params)
+
+    def implementation(self):
+        from .encodings import ENCODINGS
+
+        return ENCODINGS.get(self.impl, relative_to=Path(self.source).parent if self.source else None)
+
+
+def check_params(params_cls, params: dict, doc: YamlDoc) -> list[SpecError]:
+    """Unknown keys (with did-you-mean), wrong types and failed checks of a Params dataclass."""
+    names = [f.name for f in dataclasses.fields(params_cls)]
+    errors = [doc.error(("params", k), "unknown parameter" + did_you_mean(k, names) + f"; valid: {', '.join(names) or '(none)'}")
+              for k in params if k not in names]
+    if errors:
+        return errors
+    try:
+        pydantic.TypeAdapter(params_cls).validate_python(params, strict=False)
+    except pydantic.ValidationError as exc:
+        errors += _pydantic_errors(doc, exc, prefix=("params",), fields=names)
+    return errors
+
+
+def load_encoding(path: Path) -> EncodingSpec:
+    doc = read_yaml(path)
+    spec, errors = _validate(EncodingSpec, doc, source=str(path))
+    if spec is not None:
+        if spec.name != Path(path).stem:
+            errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
+        try:
+            cls = spec.implementation()
+        except (KeyError, TypeError) as exc:
+            errors.append(doc.error(("impl",), str(exc).strip('"')))
+        else:
+            errors += check_params(cls.Params, spec.params, doc)
+    if errors:
+        raise SpecErrors(errors)
+    return spec
+
+
+# -- model sizes and tasks ------------------------------------------------------------
+
+
+class SizeSpec(Spec):
+    name: str
+    d_model: int = Field(gt=0)
+    n_layers: int = Field(gt=0)
+    n_heads: int = Field(gt=0)
+    d_ff: int = Field(gt=0)
+    description: str = ""
+
+
+class CorpusSpec(Spec):
+    kind: Literal["stdlib", "folder"] = "stdlib"
+    path: str | None = None  # folder: a directory of text files (relative to the task file)
+    glob: str = "**/*.py"  # which files, for both kinds
+    max_bytes: int | None = Field(None, gt=0)  # cap on the corpus, to bound memory and time
+
+
+class TaskSpec(Spec):
+    name: str
+    kind: Literal["lm"] = "lm"
+    description: str = ""
+    corpus: CorpusSpec = CorpusSpec()
+
+
+def _load_simple(model: type[Spec], path: Path):
+    doc = read_yaml(path)
+    spec, errors = _validate(model, doc)
+    if spec is not None and spec.name != Path(path).stem:
+        errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
+    if errors:
+        raise SpecErrors(errors)
+    return spec
+
+
+def load_size(path: Path) -> SizeSpec:
+    return _load_simple(SizeSpec, path)
+
+
+def load_task(path: Path) -> TaskSpec:
+    spec = _load_simple(TaskSpec, path)
+    if spec.corpus.kind == "folder":
+        if not spec.corpus.path:
+            raise SpecErrors([read_yaml(path).error(("corpus", "path"), "a folder corpus needs a path")])
+        folder = (Path(path).parent / spec.corpus.path).resolve()
+        if not folder.is_dir():
+            raise SpecErrors([read_yaml(path).error(("corpus", "path"), f"no such directory: {folder}")])
+        spec = spec.model_copy(update={"corpus": spec.corpus.model_copy(update={"path": str(folder)})})
+    return spec
+
+
+# -- grids ----------------------------------------------------------------------------
+
+
+class TrainRecipe(Spec):
+    steps: int = Field(300, gt=0)
+    batch_size: int = Field(16, gt=0)
+    seq_len: int = Field(64, gt=1)  # L, the training length
+    lr: float = Field(3e-3, gt=0)
+    warmup_steps: int = Field(30, ge=0)
+    weight_decay: float = Field(0.1, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+
+
+class EvalRecipe(Spec):
+    tokens: int = Field(32768, gt=0)  # tokens scored at every scale (the same tokens for all)
+    batch_size: int = Field(8, gt=0)
+    curve_buckets: int = Field(32, gt=0)  # position buckets of the loss-vs-position curve
+
+
+class GridSpec(Spec):
+    name: str
+    description: str = ""
+    encodings: list[str] = Field(min_length=1)
+    sizes: list[str] = Field(min_length=1)
+    tasks: list[str] = Field(min_length=1)
+    seeds: list[int] = Field([0], min_length=1)
+    scales: list[int] = Field([1, 2, 4, 8, 16], min_length=1)
+    train: TrainRecipe = TrainRecipe()
+    eval: EvalRecipe = EvalRecipe()
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where specs and outputs live: the project root (the folder holding encodings/)."""
+
+    root: Path
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def runs(self) -> Path:
+        return self.results / "runs"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.results / "checkpoints"
+
+    @property
+    def database(self) -> Path:
+        return self.results / "posbench.duckdb"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "site" / "_build"
+
+    def spec_path(self, kind: str, ref: str, relative_to: Path) -> Path:
+        """A name is ``<root>/<kind>/<name>.yaml``; anything ending in .yaml is a path."""
+        if ref.endswith((".yaml", ".yml")):
+            return (relative_to / ref).resolve()
+        return self.root / kind / f"{ref}.yaml"
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A grid spec with everything it names loaded and validated."""
+
+    spec: GridSpec
+    path: Path
+    encodings: tuple[EncodingSpec, ...]
+    sizes: tuple[SizeSpec, ...]
+    tasks: tuple[TaskSpec, ...]
+
+
+def load_grid(path: Path, project: Project) -> Grid:
+    path = Path(path)
+    doc = read_yaml(path)
+    spec, errors = _validate(GridSpec, doc)
+    if spec is None:
+        raise SpecErrors(errors)
+    if spec.name != path.stem:
+        errors.append(doc.error(("name",), f"must match the file name '{path.stem}'"))
+    for axis in ("encodings", "sizes", "tasks", "seeds", "scales"):
+        values = getattr(spec, axis)
+        for i, v in enumerate(values):
+            if v in values[:i]:
+                errors.append(doc.error((axis, i), f"duplicate entry {v!r}"))
+    for i, s in enumerate(spec.scales):
+        if s < 1:
+            errors.append(doc.error(("scales", i), "scales are multiples of the training length and must be >= 1"))
+
+    loaded: dict[str, list] = {"encodings": [], "sizes": [], "tasks": []}
+    loaders = {"encodings": load_encoding, "sizes": load_size, "tasks": load_task}
+    for axis, loader in loaders.items():
+        for i, ref in enumerate(getattr(spec, axis)):
+            target = project.spec_path(axis, ref, path.parent)
+            if not target.is_file():
+                known = sorted(p.stem for p in (project.root / axis).glob("*.yaml"))
+                errors.append(doc.error((axis, i), f"no {axis[:-1]} '{ref}' ({target} does not exist){did_you_mean(ref, known)}"))
+                continue
+            try:
+                loaded[axis].append(loader(target))
+            except SpecErrors as exc:
+                errors += exc.errors
+    for i, size in enumerate(loaded["sizes"]):
+        if size.d_model % size.n_heads:
+            errors.append(doc.error(("sizes", i), f"size '{size.name}': d_model {size.d_model} is not divisible by n_heads {size.n_heads}"))
+    if errors:
+        raise SpecErrors(errors)
+    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]))
+
+
+def validate_path(path: Path, project: Project) -> str:
+    """Validate one spec file of any kind (told apart by its folder); returns its kind."""
+    kind = Path(path).resolve().parent.name
+    if kind == "grids":
+        load_grid(path, project)
+    elif kind == "encodings":
+        load_encoding(path)
+    elif kind == "sizes":
+        load_size(path)
+    elif kind == "tasks":
+        load_task(path)
+    else:
+        raise SpecErrors([SpecError(str(path), 1, "(file)", "cannot tell the spec kind: put it in encodings/, grids/, sizes/ or tasks/")])
+    return kind[:-1]

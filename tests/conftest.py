@@ -1,0 +1,52 @@
+"""Shared fixtures: a throwaway project root with the shipped specs and a small local corpus."""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_yaml(path: Path, data) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def project_root(tmp_path: Path) -> Path:
+    """A project root holding copies of the shipped encodings/, sizes/, tasks/ and grids/."""
+    for folder in ("encodings", "sizes", "tasks", "grids"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    return tmp_path
+
+
+@pytest.fixture(scope="session")
+def text_folder(tmp_path_factory) -> Path:
+    """A small local text corpus: 60 stdlib modules, enough files for every split."""
+    folder = tmp_path_factory.mktemp("corpus")
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for src in sorted(stdlib.glob("*.py"))[:60]:
+        shutil.copy(src, folder / src.name)
+    return folder
+
+
+@pytest.fixture
+def tiny_grid(project_root: Path, text_folder: Path):
+    """Write a grid that trains in seconds: returns a function(name, **overrides) -> path."""
+    write_yaml(project_root / "tasks" / "local.yaml",
+               {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
+
+    def make(name="tiny-test", **overrides) -> Path:
+        spec = {"name": name, "encodings": ["nope", "rope"], "sizes": ["tiny"], "tasks": ["local"], "seeds": [0],
+                "scales": [1, 2, 4], "train": {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2},
+                "eval": {"tokens": 4096, "batch_size": 4, "curve_buckets": 8}}
+        spec.update(overrides)
+        return write_yaml(project_root / "grids" / f"{name}.yaml", spec)
+
+    return make

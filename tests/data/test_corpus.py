@@ -1,0 +1,52 @@
+"""The byte tokenizer and the language-modelling corpora."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from suite.data.corpus import DOCUMENT_SEPARATOR, corpus_files, load_corpus, split_of
+from suite.data.tokenizer import VOCAB_SIZE, decode, encode
+from suite.specs import CorpusSpec
+
+
+@given(st.text())
+def test_tokenizer_round_trips_any_text(text):
+    ids = encode(text)
+    assert ids.dtype == torch.int64 and (ids < VOCAB_SIZE).all() and (ids >= 0).all()
+    assert len(ids) == len(text.encode("utf-8"))
+    assert decode(ids) == text
+
+
+def test_stdlib_corpus_is_split_by_file_deterministically():
+    spec = CorpusSpec()
+    files = corpus_files(spec)
+    assert len(files) > 500  # the standard library is there on every machine
+    assert not any("site-packages" in rel for rel, _ in files)
+    corpus = load_corpus(spec)
+    sizes = {s: len(corpus[s]) for s in ("train", "validation", "test")}
+    assert sizes["train"] > 10 * sizes["test"] > 0 and sizes["validation"] > 0
+    # a file's split depends on its path only: the test split is exactly the test files
+    test_files = [p.read_bytes() for rel, p in files if split_of(rel) == "test"]
+    assert bytes(corpus["test"].numpy()) == DOCUMENT_SEPARATOR.join(test_files)
+
+
+def test_folder_corpus_fingerprint_tracks_content(tmp_path, text_folder):
+    folder = tmp_path / "texts"
+    shutil.copytree(text_folder, folder)
+    spec = CorpusSpec(kind="folder", path=str(folder), glob="*.py")
+    first = load_corpus(spec).fingerprint
+    assert load_corpus(CorpusSpec(kind="folder", path=str(folder), glob="*.py")).fingerprint == first
+    victim = sorted(folder.glob("*.py"))[0]
+    victim.write_text(victim.read_text() + "\n# changed\n")
+    load_corpus.cache_clear()
+    assert load_corpus(spec).fingerprint != first
+
+
+def test_empty_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="no files matching"):
+        load_corpus(CorpusSpec(kind="folder", path=str(tmp_path), glob="*.txt"))

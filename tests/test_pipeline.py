@@ -1,0 +1,185 @@
+"""End to end, small and real: Lightning fits, evaluation, records, DuckDB, the site, the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+import torch
+import torch.nn.functional as F
+
+from suite.cli import main
+from suite.data.corpus import load_corpus
+from suite.evaluate import evaluate_lm, evaluation_span
+from suite.grid import expand
+from suite.specs import Project, load_grid
+from suite.store import ingest
+from suite.train import fit, load_checkpoint
+
+from .conftest import REPO, write_yaml
+
+
+def cells_of(grid_path: Path, root: Path):
+    return expand(load_grid(grid_path, Project(root)))
+
+
+def test_fit_is_deterministic_and_the_checkpoint_reloads(tiny_grid, project_root, tmp_path):
+    cell = cells_of(tiny_grid(encodings=["rope"]), project_root)[0]
+    a = fit(cell, tmp_path / "a", progress_bar=False)
+    b = fit(cell, tmp_path / "b", progress_bar=False)
+    assert a.stats["final_train_loss"] == b.stats["final_train_loss"]
+    for pa, pb in zip(a.module.parameters(), b.module.parameters()):
+        assert torch.equal(pa, pb)
+    assert a.stats["final_train_loss"] < math.log(256)  # it learned something from uniform
+    reloaded = load_checkpoint(a.checkpoint)
+    idx = torch.randint(0, 256, (2, 40))
+    torch.testing.assert_close(reloaded.model(idx), a.module.model.eval()(idx))
+    assert reloaded.cell.cell_id == cell.cell_id
+
+
+def test_every_test_byte_is_scored_once_and_bpb_matches_a_direct_computation(tiny_grid, project_root, tmp_path):
+    cell = cells_of(tiny_grid(encodings=["alibi"]), project_root)[0]
+    model = fit(cell, tmp_path, progress_bar=False).module.model.eval()
+    test = load_corpus(cell.task.corpus)["test"]
+    metrics, curves = evaluate_lm(model, test, 32, [1, 2, 4], tokens=1000, batch_size=3, curve_buckets=4)
+    span = evaluation_span(test, 1000, 128)
+    assert len(span) == 7 * 128 + 1  # 1000 // 128 windows of the longest length
+    for m in metrics:
+        assert m["n"] == 7 * 128 and m["status"] == "ok" and m["eval_len"] == 32 * m["scale"]
+        # direct: score each window on its own, one token at a time from the log-softmax
+        windows = span[:-1].view(-1, m["eval_len"])
+        targets = span[1:].view(-1, m["eval_len"])
+        with torch.no_grad():
+            logp = F.log_softmax(model(windows), dim=-1)
+        direct = -logp.gather(-1, targets[..., None]).mean().item() / math.log(2)
+        assert m["value"] == pytest.approx(direct, rel=1e-5)
+    assert {c["scale"] for c in curves} == {1, 2, 4}
+    longest = [c for c in curves if c["scale"] == 4]
+    assert [c["pos_start"] for c in longest] == [0, 32, 64, 96] and sum(c["n"] for c in longest) == 7 * 128
+
+
+def test_an_encoding_that_cannot_reach_a_length_is_not_applicable_there(tiny_grid, project_root):
+    write_yaml(project_root / "encodings" / "bounded.yaml",
+               {"name": "bounded", "display_name": "Bounded", "family": "absolute", "paper": "test",
+                "impl": str(REPO / "tests" / "plugins" / "bounded.py") + ":BoundedSinusoidal"})
+    grid = tiny_grid(name="bounded-grid", encodings=["bounded"])
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    (record_path,) = (project_root / "results" / "runs").glob("*.json")
+    record = json.loads(record_path.read_text())
+    status = {m["scale"]: (m["status"], m["value"]) for m in record["metrics"]}
+    assert status[1][0] == "ok" and status[1][1] > 0
+    assert status[2] == ("not_applicable", None) and status[4] == ("not_applicable", None)
+
+
+def test_a_failing_cell_is_recorded_and_the_grid_goes_on(tiny_grid, project_root, capsys):
+    write_yaml(project_root / "encodings" / "exploding.yaml",
+               {"name": "exploding", "display_name": "Exploding", "family": "absolute", "paper": "test",
+                "impl": "tests.plugins.bounded:Exploding"})
+    grid = tiny_grid(name="failing", encodings=["exploding", "nope"])
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 1
+    records = [json.loads(p.read_text()) for p in (project_root / "results" / "runs").glob("*.json")]
+    assert sorted(r["status"] for r in records) == ["done", "failed"]
+    failed = next(r for r in records if r["status"] == "failed")
+    assert "this encoding always fails" in failed["reason"]
+    assert "1 cell(s) failed" in capsys.readouterr().err
+    site = (project_root / "site" / "_build" / "encodings" / "exploding.html").read_text()
+    assert "this encoding always fails" in site
+
+
+@pytest.fixture(scope="module")
+def finished_grid(tmp_path_factory, text_folder):
+    """A real `posbench run` of a two-encoding grid, shared by the tests below."""
+    root = tmp_path_factory.mktemp("e2e")
+    for folder in ("encodings", "sizes", "tasks", "grids"):
+        shutil.copytree(REPO / folder, root / folder)
+    write_yaml(root / "tasks" / "local.yaml",
+               {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
+    enc = (root / "encodings" / "alibi.yaml")
+    enc.write_text(enc.read_text().replace("display_name: ALiBi", "display_name: \"ALiBi <script>alert(1)</script>\""))
+    grid = write_yaml(root / "grids" / "e2e.yaml", {
+        "name": "e2e", "encodings": ["nope", "alibi"], "sizes": ["tiny"], "tasks": ["local"], "scales": [1, 2, 4],
+        "train": {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2},
+        "eval": {"tokens": 2048, "batch_size": 4, "curve_buckets": 8}})
+    assert main(["--root", str(root), "run", str(grid), "--quiet"]) == 0
+    return root, grid
+
+
+def test_run_leaves_records_database_and_site(finished_grid):
+    root, _ = finished_grid
+    assert len(list((root / "results" / "runs").glob("*.json"))) == 2
+    with duckdb.connect(str(root / "results" / "posbench.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM runs WHERE status = 'done'").fetchone() == (2,)
+        rows = con.execute("SELECT encoding, scale, eval_len, ratio FROM lm_scale ORDER BY encoding, scale").fetchall()
+        assert [(r[0], r[1], r[2]) for r in rows] == [(e, s, 32 * s) for e in ("alibi", "nope") for s in (1, 2, 4)]
+        assert all(r[3] == pytest.approx(1.0) for r in rows if r[1] == 1)
+        assert con.execute("SELECT count(*) FROM curves").fetchone()[0] == 2 * 3 * 8
+    index = (root / "site" / "_build" / "index.html").read_text()
+    assert "encodings/nope.html" in index and "encodings/alibi.html" in index
+    assert "<svg" in (root / "site" / "_build" / "encodings" / "nope.html").read_text()
+
+
+def test_spec_text_is_escaped_on_the_site(finished_grid):
+    root, _ = finished_grid
+    index = (root / "site" / "_build" / "index.html").read_text()
+    assert "<script>alert(1)</script>" not in index
+    assert "ALiBi &lt;script&gt;alert(1)&lt;/script&gt;" in index
+
+
+def test_a_finished_grid_trains_nothing(finished_grid, capsys):
+    root, grid = finished_grid
+    runs = root / "results" / "runs"
+    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")}
+    assert main(["--root", str(root), "run", str(grid), "--quiet"]) == 0
+    assert "2 done, 0 to run" in capsys.readouterr().out
+    assert {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")} == before
+    assert main(["--root", str(root), "plan", str(grid)]) == 0
+    assert "2 done, 0 todo, 0 failed" in capsys.readouterr().out
+
+
+def test_ingest_is_idempotent(finished_grid, tmp_path):
+    root, _ = finished_grid
+
+    def snapshot(db):
+        with duckdb.connect(str(db), read_only=True) as con:
+            return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}").fetchall())) for t in ("runs", "metrics", "curves")}
+
+    db = tmp_path / "copy.duckdb"
+    ingest(root / "results" / "runs", db)
+    first = snapshot(db)
+    ingest(root / "results" / "runs", db)
+    assert snapshot(db) == first
+    assert len(first["metrics"]) == 6
+
+
+def test_leaderboard_prints_in_the_terminal(finished_grid, capsys):
+    root, _ = finished_grid
+    assert main(["--root", str(root), "leaderboard"]) == 0
+    out = capsys.readouterr().out
+    assert "NoPE" in out and "4x bpb" in out and "ratio" in out
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (make test installs it)")
+def test_the_page_renders_and_sorts_in_a_real_browser(finished_grid, tmp_path):
+    root, _ = finished_grid
+    index = root / "site" / "_build" / "index.html"
+
+    def dom(fragment: str) -> str:
+        out = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                              f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", index.as_uri() + fragment],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    def order(html: str) -> list[str]:
+        table = html[html.index('id="lb-1"') :]
+        return sorted(("encodings/nope.html", "encodings/alibi.html"), key=table.index)
+
+    asc, desc = order(dom("#sort=lb-1:2:asc")), order(dom("#sort=lb-1:2:desc"))
+    assert asc == desc[::-1]  # the script ran and reversed the rows
+    assert "sorted-desc" in dom("#sort=lb-1:2:desc")
