@@ -39,16 +39,34 @@ def base_record(cell: Cell, project: Project) -> dict:
     }
 
 
-def run_cell(cell: Cell, project: Project, progress_bar: bool = True, **trainer_overrides) -> dict:
+def evaluate_cell(cell: Cell, model, project: Project, log) -> tuple[list[dict], list[dict]]:
+    """(metric rows, curve rows) for a trained cell: by task kind, plus GLUE-style scores."""
+    if cell.task.kind == "synthetic":
+        from .task_eval import evaluate_tasks
+
+        workdir = project.results / "lmeval" / cell.cell_id
+        metrics = evaluate_tasks(model, cell.train.seq_len, [cell.task.generator], list(cell.scales),
+                                 n=cell.task.eval_examples, seed=cell.seed, workdir=workdir, batch_size=cell.eval.batch_size)
+        curves = []
+    else:
+        corpus = load_corpus(cell.task.corpus)
+        metrics, curves = evaluate_lm(model, corpus["test"], cell.train.seq_len, cell.scales, cell.eval.tokens,
+                                      cell.eval.batch_size, cell.eval.curve_buckets, task=cell.task.name)
+    if cell.glue is not None:
+        from .glue import evaluate_glue
+
+        metrics += evaluate_glue(model, cell.glue, cell.seed, log=log)
+    return metrics, curves
+
+
+def run_cell(cell: Cell, project: Project, progress_bar: bool = True, log=print, **trainer_overrides) -> dict:
     record = base_record(cell, project)
     start = time.perf_counter()
     try:
         result = fit(cell, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
         model = result.module.model
         encoding = model.encodings[0]
-        corpus = load_corpus(cell.task.corpus)
-        metrics, curves = evaluate_lm(model, corpus["test"], cell.train.seq_len, cell.scales, cell.eval.tokens,
-                                      cell.eval.batch_size, cell.eval.curve_buckets)
+        metrics, curves = evaluate_cell(cell, model, project, log)
         record.update(status="done", reason=None, metrics=metrics, curves=curves,
                       scale_behaviour=encoding.scale_behaviour.value, max_length=encoding.max_length(),
                       checkpoint=str(result.checkpoint.relative_to(project.root) if result.checkpoint.is_relative_to(project.root) else result.checkpoint))

@@ -191,11 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _quiet_libraries() -> None:
     # Lightning's tips and PyTorch's deprecation chatter would bury the progress lines.
+    # Lightning sets its loggers' levels when imported, so import it first.
+    import lightning  # noqa: F401
+
     for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning_utilities"):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", category=UserWarning, module="lightning")
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
 
 
 def main(argv=None) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import RECIPE_VERSION
 from .data.corpus import load_corpus
-from .specs import EncodingSpec, EvalRecipe, Grid, SizeSpec, TaskSpec, TrainRecipe
+from .specs import EncodingSpec, EvalRecipe, GlueRecipe, Grid, SizeSpec, TaskSpec, TrainRecipe
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Cell:
     train: TrainRecipe
     eval: EvalRecipe
     data_fingerprint: str
+    glue: GlueRecipe | None = None  # GLUE-style fine-tuning of this cell's backbone, if the grid asks
 
     def content(self) -> dict:
         """Everything that changes the result, in canonical JSON-able form."""
@@ -46,6 +47,7 @@ class Cell:
             "train": self.train.model_dump(),
             "eval": self.eval.model_dump(),
             "data_fingerprint": self.data_fingerprint,
+            **({"glue": self.glue.model_dump()} if self.glue is not None else {}),
         }
 
     @property
@@ -63,7 +65,7 @@ class Cell:
             "encoding": self.encoding.model_dump(), "encoding_source": self.encoding.source,
             "size": self.size.model_dump(), "task": self.task.model_dump(), "seed": self.seed,
             "scales": list(self.scales), "train": self.train.model_dump(), "eval": self.eval.model_dump(),
-            "data_fingerprint": self.data_fingerprint,
+            "data_fingerprint": self.data_fingerprint, "glue": self.glue.model_dump() if self.glue else None,
         }
 
     @classmethod
@@ -73,17 +75,24 @@ class Cell:
             size=SizeSpec.model_validate(d["size"]), task=TaskSpec.model_validate(d["task"]), seed=d["seed"],
             scales=tuple(d["scales"]), train=TrainRecipe.model_validate(d["train"]),
             eval=EvalRecipe.model_validate(d["eval"]), data_fingerprint=d["data_fingerprint"],
+            glue=GlueRecipe.model_validate(d["glue"]) if d.get("glue") else None,
         )
 
 
 def data_fingerprint(task: TaskSpec) -> str:
+    """The corpus's content hash, or a generator's name and version."""
+    if task.kind == "synthetic":
+        from .data.synthetic import TASKS
+
+        return f"{task.generator}-v{TASKS[task.generator].version}"
     return load_corpus(task.corpus).fingerprint
 
 
 def expand(grid: Grid, fingerprint=data_fingerprint) -> list[Cell]:
     """Every (encoding, size, task, seed) of the grid, in the order the spec lists them."""
     return [
-        Cell(enc, size, task, seed, tuple(grid.spec.scales), grid.spec.train, grid.spec.eval, fingerprint(task))
+        Cell(enc, size, task, seed, tuple(grid.spec.scales), grid.spec.train, grid.spec.eval, fingerprint(task),
+             grid.spec.glue if task.kind == "lm" else None)
         for enc, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, grid.spec.seeds)
     ]
 

@@ -207,10 +207,30 @@ class CorpusSpec(Spec):
 
 
 class TaskSpec(Spec):
+    """``lm``: language modelling on a corpus, scored in bits per byte.
+    ``synthetic``: a seeded generator (suite.data.synthetic), trained at lengths up to L
+    and scored by exact match through lm-eval at every scale."""
+
     name: str
-    kind: Literal["lm"] = "lm"
+    kind: Literal["lm", "synthetic"] = "lm"
     description: str = ""
-    corpus: CorpusSpec = CorpusSpec()
+    paper: str = ""
+    corpus: CorpusSpec = CorpusSpec()  # lm only
+    generator: str | None = None  # synthetic: a task of suite.data.synthetic.TASKS
+    min_train_len: int = Field(8, gt=0)  # synthetic: training lengths are drawn from [this, L]
+    eval_examples: int = Field(64, gt=0)  # synthetic: test examples at each scale
+
+    @pydantic.model_validator(mode="after")
+    def _generator_for_synthetic(self):
+        if self.kind == "synthetic":
+            from .data.synthetic import TASKS
+
+            if self.generator is None:
+                raise ValueError("a synthetic task needs a generator")
+            if self.generator not in TASKS:
+                raise ValueError(f"unknown generator '{self.generator}'{did_you_mean(self.generator, TASKS)}; "
+                                 f"known: {', '.join(TASKS)}")
+        return self
 
 
 def _load_simple(model: type[Spec], path: Path):
@@ -258,6 +278,36 @@ class EvalRecipe(Spec):
     curve_buckets: int = Field(32, gt=0)  # position buckets of the loss-vs-position curve
 
 
+OFFLINE_GLUE_TASKS = ("acceptability", "order", "paraphrase", "similarity", "duplicate", "inference", "qa_alignment", "rte")
+REAL_GLUE_TASKS = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte")
+
+
+class GlueRecipe(Spec):
+    """The GLUE-style fine-tuning protocol; part of every cell id that uses it."""
+
+    battery: Literal["offline", "glue"] = "offline"  # offline: built here from the stdlib; glue: the real thing
+    tasks: list[str] | None = None  # default: the battery's eight
+    steps: int = Field(150, gt=0)  # fine-tuning steps per task
+    batch_size: int = Field(32, gt=0)
+    lr: float = Field(1e-3, gt=0)
+    max_len: int = Field(128, gt=1)  # inputs are cut to their last max_len bytes
+    budget: float = Field(1.0, gt=0, le=1)  # offline: share of each task's own train/dev sizes
+    max_train: int | None = Field(20000, gt=0)  # real GLUE: subsample train to at most this
+    max_dev: int | None = Field(2000, gt=0)
+    glue_dir: str | None = None  # real GLUE: a folder in GLUE's own format; None: the datasets cache
+
+    def task_names(self) -> list[str]:
+        return list(self.tasks or (OFFLINE_GLUE_TASKS if self.battery == "offline" else REAL_GLUE_TASKS))
+
+    @pydantic.model_validator(mode="after")
+    def _known_tasks(self):
+        known = OFFLINE_GLUE_TASKS if self.battery == "offline" else REAL_GLUE_TASKS
+        for t in self.tasks or []:
+            if t not in known:
+                raise ValueError(f"unknown {self.battery} GLUE task '{t}'{did_you_mean(t, known)}; known: {', '.join(known)}")
+        return self
+
+
 class GridSpec(Spec):
     name: str
     description: str = ""
@@ -268,6 +318,7 @@ class GridSpec(Spec):
     scales: list[int] = Field([1, 2, 4, 8, 16], min_length=1)
     train: TrainRecipe = TrainRecipe()
     eval: EvalRecipe = EvalRecipe()
+    glue: GlueRecipe | None = None  # GLUE-style scores for every cell; none when absent
 
 
 @dataclass(frozen=True)

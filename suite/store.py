@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE TABLE IF NOT EXISTS metrics (
     cell_id VARCHAR, task VARCHAR, metric VARCHAR, scale INTEGER, eval_len INTEGER, value DOUBLE,
-    stderr DOUBLE, n BIGINT, status VARCHAR, window_policy VARCHAR
+    stderr DOUBLE, n BIGINT, status VARCHAR, window_policy VARCHAR, source VARCHAR
 );
 CREATE TABLE IF NOT EXISTS curves (
     cell_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
@@ -58,10 +58,29 @@ WITH per_seed AS (
 SELECT a.*, a.bpb / b.bpb AS ratio
 FROM agg a LEFT JOIN agg b ON a.encoding = b.encoding AND a.size = b.size AND a.task = b.task AND b.scale = 1;
 
+-- synthetic-task metrics (through lm-eval) per (encoding, size, task, metric, scale), mean over seeds
+CREATE OR REPLACE VIEW task_scale AS
+SELECT r.encoding, any_value(r.display_name) AS display_name, r.size, m.task, m.metric, m.scale,
+       any_value(m.eval_len) AS eval_len, avg(m.value) AS value,
+       CASE WHEN count(m.value) > 1 THEN stddev_samp(m.value) / sqrt(count(m.value)) ELSE max(m.stderr) END AS stderr,
+       count(m.value) AS n_seeds, bool_and(m.status = 'not_applicable') AS not_applicable, any_value(m.source) AS source
+FROM metrics m JOIN runs r USING (cell_id)
+WHERE r.status = 'done' AND m.scale IS NOT NULL AND m.metric <> 'bpb'
+GROUP BY r.encoding, r.size, m.task, m.metric, m.scale;
+
+-- GLUE-style scores per (encoding, size, task, metric), mean over seeds
+CREATE OR REPLACE VIEW glue_scores AS
+SELECT r.encoding, any_value(r.display_name) AS display_name, r.size, m.task, m.metric, avg(m.value) AS value,
+       CASE WHEN count(m.value) > 1 THEN stddev_samp(m.value) / sqrt(count(m.value)) ELSE NULL END AS stderr,
+       count(m.value) AS n_seeds, any_value(m.status) AS status, any_value(m.source) AS source
+FROM metrics m JOIN runs r USING (cell_id)
+WHERE r.status = 'done' AND (m.task = 'glue' OR m.task LIKE 'glue/%')
+GROUP BY r.encoding, r.size, m.task, m.metric;
+
 -- one row per cell of the coverage matrix
 CREATE OR REPLACE VIEW coverage AS
 SELECT r.encoding, r.size, r.task, r.seed, r.status, m.scale, m.status AS scale_status
-FROM runs r LEFT JOIN metrics m ON m.cell_id = r.cell_id AND m.metric = 'bpb';
+FROM runs r LEFT JOIN metrics m ON m.cell_id = r.cell_id AND m.scale IS NOT NULL AND m.metric IN ('bpb', 'acc');
 """
 
 
@@ -82,7 +101,7 @@ def _run_row(rec: dict) -> tuple:
     )
 
 
-METRIC_COLUMNS = ("task", "metric", "scale", "eval_len", "value", "stderr", "n", "status", "window_policy")
+METRIC_COLUMNS = ("task", "metric", "scale", "eval_len", "value", "stderr", "n", "status", "window_policy", "source")
 CURVE_COLUMNS = ("task", "scale", "eval_len", "bucket", "pos_start", "pos_end", "value", "n")
 
 

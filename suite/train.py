@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 from .data.corpus import load_corpus
+from .data.synthetic_train import IGNORE, SyntheticBatches
 from .grid import Cell
 from .model import ModelConfig, Transformer
 
@@ -47,14 +48,20 @@ class RandomWindows(Dataset):
         return window[:-1], window[1:]
 
 
-class CorpusDataModule(L.LightningDataModule):
+class CellDataModule(L.LightningDataModule):
+    """Training batches for a cell: corpus windows (lm) or generated examples (synthetic)."""
+
     def __init__(self, cell: Cell):
         super().__init__()
         self.cell = cell
 
     def train_dataloader(self):
-        tokens = load_corpus(self.cell.task.corpus)["train"]
-        recipe = self.cell.train
+        task, recipe = self.cell.task, self.cell.train
+        if task.kind == "synthetic":
+            batches = SyntheticBatches(task.generator, recipe.seq_len, task.min_train_len, recipe.steps,
+                                       recipe.batch_size, self.cell.seed)
+            return DataLoader(batches, batch_size=None, shuffle=False, num_workers=0)
+        tokens = load_corpus(task.corpus)["train"]
         windows = RandomWindows(tokens, recipe.seq_len, recipe.steps * recipe.batch_size, self.cell.seed)
         return DataLoader(windows, batch_size=recipe.batch_size, shuffle=False, num_workers=0)
 
@@ -79,7 +86,7 @@ class LanguageModel(L.LightningModule):
     def training_step(self, batch, batch_idx):
         x, y = batch  # [B, T] each
         logits = self.model(x)  # [B, T, V]
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), ignore_index=IGNORE)
         self.log("train_loss", loss, prog_bar=True)
         self.last_loss = loss.item()
         return loss
@@ -123,7 +130,7 @@ def fit(cell: Cell, checkpoint_dir: Path, progress_bar: bool = True, **trainer_o
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
-    trainer.fit(module, datamodule=CorpusDataModule(cell))
+    trainer.fit(module, datamodule=CellDataModule(cell))
     wall = time.perf_counter() - start
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = checkpoint_dir / f"{cell.cell_id}.ckpt"

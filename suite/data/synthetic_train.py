@@ -1,0 +1,49 @@
+"""Training batches for the synthetic tasks: whole batches of one length, loss on answers.
+
+Each batch draws one length uniformly from [min_len, L] (Deletang et al. 2023 train
+on every length up to L), so no padding is needed; targets are -100 (ignored by
+cross entropy) on prompt bytes, so the model is trained to produce the answer, not
+to model the random prompt.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+from torch.utils.data import Dataset
+
+from .synthetic import generate, get_task
+
+IGNORE = -100
+
+
+def example_tensors(prompt: str, answer: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inputs [T], targets [T]) for one example of T + 1 bytes; targets only on answer bytes."""
+    data = (prompt + answer).encode()
+    ids = torch.tensor(list(data), dtype=torch.long)
+    targets = ids[1:].clone()
+    targets[: len(prompt.encode()) - 1] = IGNORE  # predicting prompt bytes is not the task
+    return ids[:-1], targets
+
+
+class SyntheticBatches(Dataset):
+    """``steps`` batches; batch i has one length drawn from a seeded stream."""
+
+    def __init__(self, task: str, max_len: int, min_len: int, steps: int, batch_size: int, seed: int):
+        self.task, self.batch_size, self.seed = task, batch_size, seed
+        lo = max(min_len, get_task(task).min_length)
+        if lo > max_len + 1:
+            raise ValueError(f"task {task} needs sequences of at least {get_task(task).min_length} bytes; "
+                             f"the training length is {max_len}")
+        rng = random.Random(f"posbench.train/{task}/{seed}")
+        # an example of n bytes gives n - 1 input positions; lengths are in input positions + 1
+        self.lengths = [rng.randint(lo, max_len + 1) for _ in range(steps)]
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        examples = generate(self.task, self.batch_size, self.lengths[i], seed=self.seed * 1_000_003 + i)
+        pairs = [example_tensors(e.prompt, e.answer) for e in examples]
+        return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])

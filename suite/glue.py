@@ -1,0 +1,179 @@
+"""GLUE-style scores: fine-tune a cell's pretrained backbone on short tasks.
+
+The protocol (Su et al. 2021 report GLUE fine-tuning beside language modelling for
+RoFormer; FIRE and YaRN report short-task scores beside long-context ones): copy the
+pretrained backbone, put a small linear head on the hidden state of the *last* input
+byte (the only position that has seen the whole input in a causal model), fine-tune
+everything for a fixed number of steps with one recipe for every encoding, and score
+the dev split with GLUE's metrics. The battery's score is the unweighted mean of the
+task scores, as GLUE's.
+
+Batches are right-padded: causal attention means padding after the last real byte
+cannot change its hidden state, and every input starts at position 0, so an encoding
+sees exactly the positions it would see unpadded.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader
+
+from . import glue_metrics
+from .data.corpus import corpus_files
+from .glue_tasks import build_task, input_text
+from .glue_tasks import get_task as get_offline_task
+from .model import Transformer
+from .specs import CorpusSpec, GlueRecipe
+from .train import device_settings, warmup_cosine
+
+PAD = 0  # NUL: never part of a task's printable-ASCII text
+
+
+@functools.lru_cache(maxsize=1)
+def stdlib_lines() -> tuple[str, ...]:
+    """Lines of real code for the offline battery: the standard library's own source."""
+    lines = []
+    for _, path in corpus_files(CorpusSpec()):
+        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return tuple(lines)
+
+
+def encode_batch(texts: list[str], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded byte ids [B, T] and lengths [B] (each text cut to its last max_len bytes)."""
+    data = [t.encode("utf-8")[-max_len:] or b"\x00" for t in texts]
+    T = max(len(d) for d in data)
+    ids = torch.full((len(data), T), PAD, dtype=torch.long)
+    for i, d in enumerate(data):
+        ids[i, : len(d)] = torch.tensor(list(d), dtype=torch.long)
+    return ids, torch.tensor([len(d) for d in data])
+
+
+class SequenceHead(L.LightningModule):
+    """Backbone + a linear head on the last real position; cross entropy or MSE."""
+
+    def __init__(self, backbone: Transformer, num_labels: int, regression: bool, recipe: GlueRecipe):
+        super().__init__()
+        self.backbone = backbone
+        self.head = nn.Linear(backbone.cfg.d_model, num_labels)
+        self.regression, self.recipe = regression, recipe
+
+    def forward(self, ids, lengths):
+        h = self.backbone.features(ids)  # [B, T, D]
+        last = h[torch.arange(len(ids), device=ids.device), lengths - 1]  # [B, D]
+        out = self.head(last)
+        return out.squeeze(-1) if self.regression else out
+
+    def training_step(self, batch, _):
+        ids, lengths, labels = batch
+        out = self(ids, lengths)
+        loss = F.mse_loss(out.float(), labels.float()) if self.regression else F.cross_entropy(out.float(), labels.long())
+        return loss
+
+    def configure_optimizers(self):
+        r = self.recipe
+        opt = torch.optim.AdamW(self.parameters(), lr=r.lr, weight_decay=0.01)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, max(1, r.steps // 10), r.steps))
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+def _loader(examples, recipe: GlueRecipe, seed: int) -> DataLoader:
+    def collate(batch):
+        ids, lengths = encode_batch([input_text(e) for e in batch], recipe.max_len)
+        return ids, lengths, torch.tensor([e.label for e in batch])
+
+    # enough shuffled epochs for `steps` batches; the generator makes the order a function of the seed
+    sampler = torch.utils.data.RandomSampler(examples, replacement=True, num_samples=recipe.steps * recipe.batch_size,
+                                             generator=torch.Generator().manual_seed(seed))
+    return DataLoader(examples, batch_size=recipe.batch_size, sampler=sampler, collate_fn=collate)
+
+
+@torch.no_grad()
+def predict(module: SequenceHead, examples, recipe: GlueRecipe) -> list:
+    module.eval()
+    out = []
+    for i in range(0, len(examples), 128):
+        ids, lengths = encode_batch([input_text(e) for e in examples[i : i + 128]], recipe.max_len)
+        y = module(ids.to(module.device), lengths.to(module.device)).float().cpu()
+        out += y.tolist() if module.regression else y.argmax(-1).tolist()
+    return out
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    task: str
+    values: dict[str, float]  # metric -> value on dev
+    score: float  # GLUE's task score: the mean of its metrics
+    n_dev: int
+    version: int
+
+
+def finetune_task(backbone: Transformer, task, train, dev, recipe: GlueRecipe, seed: int) -> TaskResult:
+    """Fine-tune a copy of ``backbone`` on ``train``; score ``dev`` with the task's metrics."""
+    L.seed_everything(seed, verbose=False)
+    module = SequenceHead(copy.deepcopy(backbone), task.num_labels, task.kind == "regression", recipe)
+    settings = device_settings()
+    trainer = L.Trainer(max_steps=recipe.steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, limit_val_batches=0, gradient_clip_val=1.0, **settings)
+    trainer.fit(module, _loader(train, recipe, seed))
+    predictions = predict(module, dev, recipe)
+    values = glue_metrics.compute_task(task, predictions, [e.label for e in dev])
+    return TaskResult(task.name, values, glue_metrics.task_score(task, values), len(dev), getattr(task, "version", 1))
+
+
+def load_battery_task(name: str, recipe: GlueRecipe, seed: int):
+    """(task metadata, train, dev) from the offline battery or from real GLUE."""
+    if recipe.battery == "offline":
+        task = get_offline_task(name)
+        # `budget` scales every task's own sizes, so the low-data task stays low-data
+        train_size, dev_size = (max(8, round(n * recipe.budget)) for n in (task.train_size, task.dev_size))
+        train, dev = build_task(name, stdlib_lines(), seed, train_size, dev_size)
+        return task, train, dev
+    from .glue_data import GLUE_TASKS, load_glue
+
+    train, dev = load_glue(name, Path(recipe.glue_dir) if recipe.glue_dir else None, recipe.max_train, recipe.max_dev, seed)
+    return GLUE_TASKS[name], train, dev
+
+
+def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=print) -> list[dict]:
+    """Metric rows for every task of the battery plus the macro average.
+
+    A real-GLUE task whose data is not on this machine is skipped with a message,
+    never failed: its rows say ``status: skipped`` with the reason.
+    """
+    rows, scores = [], {}
+    for name in recipe.task_names():
+        prefix = f"glue/{name}"
+        try:
+            task, train, dev = load_battery_task(name, recipe, seed)
+        except Exception as exc:  # GlueUnavailable, or an offline battery that cannot be built here
+            if type(exc).__name__ != "GlueUnavailable":
+                raise
+            log(f"  glue {name}: skipped ({exc})")
+            rows.append(_row(prefix, "score", None, 0, "skipped", f"{recipe.battery}: {exc}"))
+            continue
+        result = finetune_task(backbone, task, train, dev, recipe, seed)
+        source = f"{recipe.battery} battery; {name} v{result.version}; {recipe.steps} steps x {recipe.batch_size}"
+        rows += [_row(prefix, metric, value, result.n_dev, "ok", source) for metric, value in result.values.items()]
+        rows.append(_row(prefix, "score", result.score, result.n_dev, "ok", source))
+        scores[name] = result.score
+    if scores:
+        complete = len(scores) == len(recipe.task_names())
+        rows.append(_row("glue", "glue_score", glue_metrics.macro_average(scores), len(scores),
+                         "ok" if complete else "partial", f"{recipe.battery} battery; mean of {len(scores)} task scores"))
+    return rows
+
+
+def _row(task: str, metric: str, value, n: int, status: str, source: str) -> dict:
+    if value is not None and not math.isfinite(value):
+        value, status = None, "failed"
+    return {"task": task, "metric": metric, "scale": None, "eval_len": None, "value": value, "stderr": None, "n": n,
+            "status": status, "window_policy": None, "source": source}
