@@ -136,7 +136,7 @@ def cmd_leaderboard(args) -> int:
             table.add_column(f"{s}x ratio", justify="right")
         for row in board["rows"]:
             cells = [row["display_name"]]
-            cells += [_fmt(row["bpb"].get(s)) for s in board["scales"]]
+            cells += [_fmt(row["value"].get(s)) for s in board["scales"]]
             cells += [_fmt(row["ratio"].get(s), 2) for s in board["scales"][1:]]
             table.add_row(*cells)
         console.print(table)

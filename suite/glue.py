@@ -119,7 +119,7 @@ class TaskResult:
 def finetune_task(backbone: Transformer, task, train, dev, recipe: GlueRecipe, seed: int) -> TaskResult:
     """Fine-tune a copy of ``backbone`` on ``train``; score ``dev`` with the task's metrics."""
     L.seed_everything(seed, verbose=False)
-    module = SequenceHead(copy.deepcopy(backbone), task.num_labels, task.kind == "regression", recipe)
+    module = SequenceHead(copy.deepcopy(backbone), task.num_labels, task.kind == "regression", recipe).train()
     settings = device_settings()
     trainer = L.Trainer(max_steps=recipe.steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, limit_val_batches=0, gradient_clip_val=1.0, **settings)

@@ -48,3 +48,15 @@ def metric_vs_scale(series: dict[str, list[tuple[float, float]]], ylabel: str, t
     ax.set_title(title)
     ax.legend(fontsize=7, frameon=False)
     return _svg(fig)
+
+
+def scatter(points: dict[str, tuple[float, float]], xlabel: str, ylabel: str, title: str) -> str:
+    """Labelled points."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    for label, (x, y) in points.items():
+        ax.scatter([x], [y], s=18)
+        ax.annotate(label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return _svg(fig)

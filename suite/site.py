@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from . import plots
 from .store import connect_readonly
+from .task_eval import TOLERANCE, effective_length, extrapolation_score
 
 
 def _env() -> Environment:
@@ -34,29 +35,85 @@ def _dicts(con, sql: str, params=()) -> list[dict]:
     return [dict(zip(cols, row)) for row in cur.fetchall()]
 
 
-def leaderboard_rows(con) -> list[dict]:
-    """One board per (size, task): a row per encoding with bpb and ratio at each scale."""
-    rows = _dicts(con, "SELECT * FROM lm_scale ORDER BY size, task, encoding, scale")
+def _scale_boards(rows: list[dict], title, value_key: str, lower_is_better: bool) -> list[dict]:
+    """Group rows of a per-scale view into boards: one per (size, task, metric), a row per
+    encoding with the value at each scale, the extrapolation score and the effective length."""
     boards: dict[tuple, dict] = {}
     for r in rows:
-        board = boards.setdefault((r["size"], r["task"]), {"title": f"Language modelling: {r['task']}, size {r['size']}",
-                                                           "size": r["size"], "task": r["task"], "scales": [], "rows": {}})
+        key = (r["size"], r["task"], r.get("metric", "bpb"))
+        board = boards.setdefault(key, {"title": title(r), "size": r["size"], "task": r["task"], "metric": key[2],
+                                        "lower_is_better": lower_is_better, "scales": [], "rows": {}})
         if r["scale"] not in board["scales"]:
             board["scales"].append(r["scale"])
         entry = board["rows"].setdefault(r["encoding"], {"encoding": r["encoding"], "display_name": r["display_name"],
-                                                         "family": r["family"], "bpb": {}, "stderr": {}, "ratio": {},
-                                                         "eval_len": {}, "n_seeds": r["n_seeds"]})
-        entry["bpb"][r["scale"]] = None if r["not_applicable"] else r["bpb"]
-        entry["stderr"][r["scale"]] = r["stderr"]
-        entry["ratio"][r["scale"]] = None if r["not_applicable"] else r["ratio"]
+                                                         "family": r.get("family"), "value": {}, "stderr": {},
+                                                         "ratio": {}, "eval_len": {}, "n_seeds": r["n_seeds"]})
+        applicable = not r["not_applicable"]
+        entry["value"][r["scale"]] = r[value_key] if applicable else None
+        entry["stderr"][r["scale"]] = r["stderr"] if applicable else None
+        entry["ratio"][r["scale"]] = r.get("ratio") if applicable else None
         entry["eval_len"][r["scale"]] = r["eval_len"]
     out = []
     for board in boards.values():
         board["scales"].sort()
+        for entry in board["rows"].values():
+            entry["extrapolation_score"] = extrapolation_score(entry["value"], lower_is_better)
+            entry["effective_length"] = effective_length(entry["value"], TOLERANCE, lower_is_better)
         first = board["scales"][0]
-        board["rows"] = sorted(board["rows"].values(), key=lambda e: (e["bpb"].get(first) is None, e["bpb"].get(first) or 0))
+        sign = 1 if lower_is_better else -1
+        board["rows"] = sorted(board["rows"].values(),
+                               key=lambda e: (e["value"].get(first) is None, sign * (e["value"].get(first) or 0)))
         out.append(board)
     return out
+
+
+def leaderboard_rows(con) -> list[dict]:
+    """Language modelling boards: bpb at each scale, ratios, extrapolation score, effective length."""
+    rows = _dicts(con, "SELECT * FROM lm_scale ORDER BY size, task, encoding, scale")
+    return _scale_boards(rows, lambda r: f"Language modelling: {r['task']}, size {r['size']}", "bpb", lower_is_better=True)
+
+
+def task_boards(con) -> list[dict]:
+    """Synthetic-task boards (through lm-eval): accuracy at each scale."""
+    rows = _dicts(con, "SELECT * FROM task_scale ORDER BY size, task, metric, encoding, scale")
+    return _scale_boards(rows, lambda r: f"Task {r['task']} ({r['metric']}), size {r['size']}", "value", lower_is_better=False)
+
+
+def glue_boards(con) -> list[dict]:
+    """GLUE-style boards: a row per encoding, each task's score and the macro average."""
+    rows = _dicts(con, "SELECT * FROM glue_scores WHERE metric IN ('score', 'glue_score') ORDER BY size, encoding, task")
+    boards: dict[str, dict] = {}
+    for r in rows:
+        board = boards.setdefault(r["size"], {"title": f"GLUE-style scores, size {r['size']}", "size": r["size"],
+                                              "tasks": [], "rows": {}})
+        entry = board["rows"].setdefault(r["encoding"], {"encoding": r["encoding"], "display_name": r["display_name"],
+                                                         "scores": {}, "glue_score": None, "source": r["source"]})
+        if r["task"] == "glue":
+            entry["glue_score"] = r["value"]
+        else:
+            name = r["task"].split("/", 1)[1]
+            entry["scores"][name] = r["value"]
+            if name not in board["tasks"]:
+                board["tasks"].append(name)
+    for board in boards.values():
+        board["rows"] = sorted(board["rows"].values(), key=lambda e: -(e["glue_score"] or -1))
+    return list(boards.values())
+
+
+def no_free_lunch(lm_boards: list[dict], glue: list[dict]) -> str | None:
+    """Scatter of LM extrapolation score against GLUE-style score, one point per encoding."""
+    points = {}
+    for board in glue:
+        lm = next((b for b in lm_boards if b["size"] == board["size"]), None)
+        if lm is None:
+            continue
+        extrapolation = {e["encoding"]: e for e in lm["rows"]}
+        for e in board["rows"]:
+            x = extrapolation.get(e["encoding"], {}).get("extrapolation_score")
+            if x is not None and e["glue_score"] is not None:
+                points[f"{e['display_name']} ({board['size']})"] = (x, e["glue_score"])
+    return plots.scatter(points, "LM extrapolation score (higher: less degradation)", "GLUE-style score",
+                         "No free lunch: extrapolation vs short tasks") if points else None
 
 
 def _encoding_pages(con) -> list[dict]:
@@ -139,13 +196,16 @@ def _render(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
     (staging / "runs").mkdir()
     meta = {m["metric"]: m for m in _dicts(con, "SELECT * FROM metric_meta")}
     boards = leaderboard_rows(con)
+    tasks = task_boards(con)
+    glue = glue_boards(con)
     encodings = _encoding_pages(con)
     runs = _run_pages(con)
     coverage = _dicts(con, "SELECT encoding, size, task, seed, status, scale, scale_status FROM coverage ORDER BY encoding, scale")
     downloads = _write_downloads(con, staging)
     common = {"meta": meta, "n_runs": len(runs)}
     (staging / "index.html").write_text(env.get_template("index.html").render(
-        boards=boards, coverage=_coverage_matrix(coverage), downloads=downloads, encodings=encodings, root="", **common))
+        boards=boards, task_boards=tasks, glue_boards=glue, scatter=no_free_lunch(boards, glue), tolerance=TOLERANCE,
+        coverage=_coverage_matrix(coverage), downloads=downloads, encodings=encodings, root="", **common))
     for page in encodings:
         (staging / "encodings" / f"{page['name']}.html").write_text(
             env.get_template("encoding.html").render(enc=page, root="../", **common))
