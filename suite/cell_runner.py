@@ -52,6 +52,13 @@ def evaluate_cell(cell: Cell, model, project: Project, log) -> tuple[list[dict],
         corpus = load_corpus(cell.task.corpus)
         metrics, curves = evaluate_lm(model, corpus["test"], cell.train.seq_len, cell.scales, cell.eval.tokens,
                                       cell.eval.batch_size, cell.eval.curve_buckets, task=cell.task.name)
+        if cell.eval.lmeval_rolling:
+            from .task_eval import evaluate_lm_rolling
+
+            # the same span through lm-eval's rolling log-likelihood, recorded beside the direct figure
+            rolling = evaluate_lm_rolling(model, cell.train.seq_len, corpus["test"], list(cell.scales), cell.eval.tokens,
+                                          project.results / "lmeval" / cell.cell_id, cell.eval.batch_size, task=cell.task.name)
+            metrics += [{**row, "metric": "bpb_lmeval"} for row in rolling]
     if cell.glue is not None:
         from .glue import evaluate_glue
 

@@ -90,10 +90,15 @@ def data_fingerprint(task: TaskSpec) -> str:
 
 def expand(grid: Grid, fingerprint=data_fingerprint) -> list[Cell]:
     """Every (encoding, size, task, seed) of the grid, in the order the spec lists them."""
+    spec = grid.spec
+
+    def recipe(task: TaskSpec) -> TrainRecipe:
+        return spec.task_train if task.kind == "synthetic" and spec.task_train is not None else spec.train
+
     return [
-        Cell(enc, size, task, seed, tuple(grid.spec.scales), grid.spec.train, grid.spec.eval, fingerprint(task),
-             grid.spec.glue if task.kind == "lm" else None)
-        for enc, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, grid.spec.seeds)
+        Cell(enc, size, task, seed, tuple(spec.scales), recipe(task), spec.eval, fingerprint(task),
+             spec.glue if task.kind == "lm" else None)
+        for enc, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds)
     ]
 
 

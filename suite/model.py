@@ -81,7 +81,7 @@ class Attention(nn.Module):
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout)
         else:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1]) + mask.to(q.dtype)  # [B, H, T, T]
-            scores = encoding.score(q, scores)
+            scores = encoding.score(q, k, scores, pos, pos)
             y = F.dropout(scores.softmax(dim=-1), dropout, self.training) @ v
         return self.out(y.transpose(1, 2).reshape(B, T, D))  # [B, T, D]
 
@@ -116,7 +116,8 @@ class Transformer(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self.head.weight = self.tok.weight  # weight tying, as in GPT-2
-        self.apply(self._init_weights)
+        for part in (self.tok, self.blocks):  # not the encodings: they initialise their own parameters
+            part.apply(self._init_weights)
         for block in self.blocks:  # GPT-2: residual projections scaled by 1/sqrt(2 * n_layers)
             for proj in (block.attn.out, block.mlp[2]):
                 nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * cfg.n_layers))

@@ -276,6 +276,7 @@ class EvalRecipe(Spec):
     tokens: int = Field(32768, gt=0)  # tokens scored at every scale (the same tokens for all)
     batch_size: int = Field(8, gt=0)
     curve_buckets: int = Field(32, gt=0)  # position buckets of the loss-vs-position curve
+    lmeval_rolling: bool = True  # also score the LM span through lm-eval (recorded as bpb_lmeval)
 
 
 OFFLINE_GLUE_TASKS = ("acceptability", "order", "paraphrase", "similarity", "duplicate", "inference", "qa_alignment", "rte")
@@ -317,6 +318,7 @@ class GridSpec(Spec):
     seeds: list[int] = Field([0], min_length=1)
     scales: list[int] = Field([1, 2, 4, 8, 16], min_length=1)
     train: TrainRecipe = TrainRecipe()
+    task_train: TrainRecipe | None = None  # the recipe for synthetic tasks; `train` when absent
     eval: EvalRecipe = EvalRecipe()
     glue: GlueRecipe | None = None  # GLUE-style scores for every cell; none when absent
 

@@ -118,6 +118,10 @@ def test_run_leaves_records_database_and_site(finished_grid):
         assert [(r[0], r[1], r[2]) for r in rows] == [(e, s, 32 * s) for e in ("alibi", "nope") for s in (1, 2, 4)]
         assert all(r[3] == pytest.approx(1.0) for r in rows if r[1] == 1)
         assert con.execute("SELECT count(*) FROM curves").fetchone()[0] == 2 * 3 * 8
+        # the same span through lm-eval's rolling log-likelihood gives the same figure
+        pairs = con.execute("""SELECT d.value, l.value FROM metrics d JOIN metrics l USING (cell_id, scale)
+                               WHERE d.metric = 'bpb' AND l.metric = 'bpb_lmeval'""").fetchall()
+        assert len(pairs) == 6 and all(lm == pytest.approx(direct, rel=1e-4) for direct, lm in pairs)
     index = (root / "site" / "_build" / "index.html").read_text()
     assert "encodings/nope.html" in index and "encodings/alibi.html" in index
     assert "<svg" in (root / "site" / "_build" / "encodings" / "nope.html").read_text()
@@ -153,7 +157,7 @@ def test_ingest_is_idempotent(finished_grid, tmp_path):
     first = snapshot(db)
     ingest(root / "results" / "runs", db)
     assert snapshot(db) == first
-    assert len(first["metrics"]) == 6
+    assert len(first["metrics"]) == 2 * 3 * 2  # cells x scales x (bpb, bpb_lmeval)
 
 
 def test_leaderboard_prints_in_the_terminal(finished_grid, capsys):

@@ -5,14 +5,33 @@ A spec's ``impl:`` names a registered family below, a ``module:Class``, or a
 """
 
 from ..registry import Registry
+from .addrope import AddRope
 from .base import HOOKS, ModelDims, NoParams, PositionalEncoding, ScaleBehaviour
+from .cope import Cope
+from .fire import Fire
+from .kerple import Kerple
+from .learned import Learned
+from .randomized import Randomized
+from .rerope import Rerope
 from .rotary import Rotary
-from .simple import ALiBi, NoPE, Sinusoidal
+from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
+from .t5 import T5Bias
+from .xpos import Xpos
 
 ENCODINGS: Registry[PositionalEncoding] = Registry("encoding implementation", PositionalEncoding)
 ENCODINGS.register("none")(NoPE)
 ENCODINGS.register("sinusoidal")(Sinusoidal)
+ENCODINGS.register("learned")(Learned)
 ENCODINGS.register("rotary")(Rotary)
+ENCODINGS.register("xpos")(Xpos)
+ENCODINGS.register("rerope")(Rerope)
+ENCODINGS.register("addrope")(AddRope)
 ENCODINGS.register("alibi")(ALiBi)
+ENCODINGS.register("t5")(T5Bias)
+ENCODINGS.register("kerple")(Kerple)
+ENCODINGS.register("fire")(Fire)
+ENCODINGS.register("sandwich")(Sandwich)
+ENCODINGS.register("cope")(Cope)
+ENCODINGS.register("randomized")(Randomized)
 
 __all__ = ["ENCODINGS", "HOOKS", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]

@@ -3,14 +3,14 @@
 An encoding is a ``torch.nn.Module`` that may act at four places in the model, each
 with a do-nothing default, so a subclass overrides only what it uses:
 
-=============================  ============================  ==========================
-hook                           acts on                       used by
-=============================  ============================  ==========================
-``embed(x, pos)``              token embeddings [B, T, D]    sinusoidal, learned
-``rotate(q, k, q_pos, k_pos)`` queries/keys [B, H, T, Dh]    the rotary family
-``bias(q_pos, k_pos)``         additive logit bias [H,Tq,Tk] ALiBi, T5, KERPLE, FIRE
-``score(q, scores)``           the logits [B, H, Tq, Tk]     CoPE (contextual)
-=============================  ============================  ==========================
+==========================================  ==============================  ========================
+hook                                        acts on                         used by
+==========================================  ==============================  ========================
+``embed(x, pos)``                           token embeddings [B, T, D]      sinusoidal, learned
+``rotate(q, k, q_pos, k_pos)``              queries/keys [B, H, T, Dh]      the rotary family
+``bias(q_pos, k_pos)``                      additive bias [H, Tq, Tk]       ALiBi, T5, KERPLE, FIRE
+``score(q, k, scores, q_pos, k_pos)``       the logits [B, H, Tq, Tk]       CoPE, ReRoPE
+==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
 (``arange(T)`` unless an encoding such as randomized positions says otherwise).
@@ -106,7 +106,10 @@ class PositionalEncoding(nn.Module):
     def bias(self, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
-    def score(self, q: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    def score(self, q, k, scores, q_pos, k_pos):
+        """Edit the logits ``scores`` [B, H, Tq, Tk] (already scaled by 1/sqrt(Dh) and
+        holding the causal mask as -inf), given the queries and keys [B, H, T, Dh] as
+        ``rotate`` returned them and their position ids."""
         return scores
 
     def extra_repr(self) -> str:

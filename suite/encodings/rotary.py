@@ -19,7 +19,10 @@ frequencies (``scaling:``):
 * ``yarn`` Peng et al. 2023, "YaRN", Eqs. (17)-(23): NTK-by-parts with the ramp
   gamma(r) over r = L / lambda_i (rotations per *original* training length L; the
   paper's convention, not the extended length), plus the attention temperature
-  sqrt(1/t) = 0.1 ln s + 1 applied to both q and k.
+  sqrt(1/t) = 0.1 ln s + 1 applied to both q and k. The ramp is linear in r as in
+  the paper's Eq. (18); the authors' reference code instead ramps linearly over the
+  dimension index between floor/ceil-rounded correction dimensions, which agrees at
+  both ends of the ramp and differs slightly inside it.
 * ``llama3`` Meta's Llama 3.1 rule: wavelengths shorter than L/high_freq_factor are
   kept, longer than L/low_freq_factor divided by s, smooth in between.
 
@@ -79,7 +82,12 @@ def interpolated_inv_freq(inv_freq: torch.Tensor, factor: float) -> torch.Tensor
 
 
 def ntk_base(base: float, factor: float, exponent_dim: int) -> float:
-    """NTK-aware base: the lowest frequency is interpolated by ``factor``, the highest kept."""
+    """NTK-aware base: the lowest frequency is interpolated by ``factor``, the highest kept.
+
+    With a single rotating pair (exponent_dim 2) the only frequency is base^0 = 1, which
+    no base change moves, so the base is returned as it is."""
+    if exponent_dim <= 2:
+        return base
     return base * factor ** (exponent_dim / (exponent_dim - 2))
 
 

@@ -1,4 +1,4 @@
-"""Encodings without learnable parts: NoPE, sinusoidal, ALiBi."""
+"""Encodings without learnable parts: NoPE, sinusoidal, ALiBi, Sandwich."""
 
 from __future__ import annotations
 
@@ -87,3 +87,53 @@ class ALiBi(PositionalEncoding):
     def bias(self, q_pos, k_pos):
         distance = (q_pos[:, None] - k_pos[None, :]).to(self.slopes.dtype)  # [Tq, Tk]
         return -self.slopes[:, None, None] * distance  # [H, Tq, Tk]
+
+
+@dataclass(frozen=True)
+class SandwichParams:
+    dim: int = 128  # d', the dimension of the sinusoidal embeddings whose inner product is the bias
+    base: float = 10000.0  # the sinusoidal wavelength base
+
+    def __post_init__(self):
+        if self.dim < 2 or self.dim % 2:
+            raise ValueError("dim must be an even number >= 2")
+        if self.base <= 1:
+            raise ValueError("base must be > 1")
+
+
+def sandwich_kernel(distance: torch.Tensor, dim: int, base: float) -> torch.Tensor:
+    """p_m . p_n - d'/2 = sum_i cos((m - n) theta_i) - d'/2, theta_i = base^(-2i/d'), i < d'/2.
+
+    The inner product of two sinusoidal embeddings depends on m - n only; shifted by
+    d'/2 it is 0 at distance 0 and <= 0 elsewhere. Evaluated once per distinct
+    distance (float64), not per query-key pair."""
+    values, inverse = torch.unique(distance, return_inverse=True)
+    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=distance.device) / dim)  # [d'/2]
+    kernel = torch.cos(values.to(torch.float64)[:, None] * inv_freq[None, :]).sum(-1) - dim / 2  # [U]
+    return kernel[inverse].float()
+
+
+class Sandwich(PositionalEncoding):
+    """Sandwich (Chi et al. 2023, "Dissecting Transformer Length Extrapolation via the
+    Lens of Receptive Field Analysis", its Sandwich): the vanilla sinusoidal encoding with
+    the cross terms of (x + p)^T W_q^T W_k (x + p) dropped and only p_m . p_n kept, as
+    a parameter-free bias on the logits, divided per head by ALiBi-style compression
+    ratios 8h/H (h = 1 .. H):
+
+        b_h(m, n) = (sum_{i < d'/2} cos((m - n) theta_i) - d'/2) / (8h / H).
+
+    Convention: the d'/2 frequencies are Vaswani's, theta_i = base^(-2i/d') from
+    i = 0. The bias depends on m - n only, so it is shared by all layers and the
+    encoding extrapolates as it is.
+    """
+
+    Params = SandwichParams
+
+    def __init__(self, params: SandwichParams, dims: ModelDims):
+        super().__init__(params, dims)
+        ratios = 8 * torch.arange(1, dims.n_heads + 1, dtype=torch.float32) / dims.n_heads  # [H]
+        self.register_buffer("ratios", ratios, persistent=False)
+
+    def bias(self, q_pos, k_pos):
+        kernel = sandwich_kernel(q_pos[:, None] - k_pos[None, :], self.params.dim, self.params.base)  # [Tq, Tk]
+        return kernel[None] / self.ratios[:, None, None]  # [H, Tq, Tk]

@@ -1,0 +1,89 @@
+"""ReRoPE and leaky ReRoPE: RoPE with relative positions capped beyond a window."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from .base import ModelDims, PositionalEncoding, ScaleBehaviour
+from .rotary import Rotary, RotaryParams, default_inv_freq, rotate_half_split
+
+
+@dataclass(frozen=True)
+class ReropeParams:
+    base: float = 10000.0  # RoPE's base
+    window: int | None = None  # w: exact RoPE for distances below it; None: train_len // 2
+    leaky_k: float | None = None  # None: ReRoPE (distance w beyond the window); k > 1: leaky, slope 1/k
+    train_as: Literal["rope", "rerope"] = "rope"  # "rope": Su's protocol, ReRoPE only at evaluation
+
+    def __post_init__(self):
+        if self.base <= 1:
+            raise ValueError("base must be > 1")
+        if self.window is not None and self.window < 1:
+            raise ValueError("window must be >= 1")
+        if self.leaky_k is not None and self.leaky_k <= 1:
+            raise ValueError("leaky_k must be > 1 (k = 1 is plain RoPE)")
+
+
+def rotate_by(x: torch.Tensor, shift: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
+    """Rotate x [B, H, T, Dh] by the (possibly fractional) positions ``shift`` [T]."""
+    angles = shift.to(torch.float64)[:, None] * inv_freq[None, :]  # [T, Dh/2]
+    return rotate_half_split(x, angles.cos().to(x.dtype), angles.sin().to(x.dtype))
+
+
+class Rerope(PositionalEncoding):
+    """ReRoPE (Su 2023, "Rectified Rotary Position Embeddings", kexue.fm/archives/9708
+    and the bojone/rerope code): attention logits use RoPE's relative position i - j
+    while it is below the window w, and the constant w beyond it,
+
+        logit(i, j) = q_i^T R(min(i - j, w)) k_j / sqrt(Dh),
+
+    or, leaky ReRoPE, w + (i - j - w)/k beyond the window.
+
+    Exact through the contract: ``rotate`` applies plain RoPE (so the model's logits
+    are exact inside the window) and ``score`` replaces the logits at distances >= w
+    by those of a second, re-rotated pair, as in the author's two-matrix code: the
+    query rotated to position w + (i - w)/k and the key to j/k (ReRoPE: k -> inf, w
+    and 0), whose relative position is the capped one. That needs the explicit
+    attention path; it is exact for any position ids.
+
+    ``train_as: rope`` (default) is Su's protocol: ReRoPE is a training-free change
+    for a model trained with RoPE, so training uses plain RoPE and evaluation (at
+    every scale, 1 included) ReRoPE: a training-free adjustment (it does not depend
+    on s). ``train_as: rerope`` trains with it too; then the model never sees a
+    distance past w and extrapolates as it is. Convention: half-split pairs and
+    theta_i = base^(-2i/Dh), as in :mod:`suite.encodings.rotary`.
+    """
+
+    Params = ReropeParams
+
+    def __init__(self, params: ReropeParams, dims: ModelDims):
+        super().__init__(params, dims)
+        self.window = params.window or max(1, dims.train_len // 2)
+        self.rope = Rotary(RotaryParams(base=params.base), dims)
+        self.register_buffer("inv_freq", default_inv_freq(dims.head_dim, params.base), persistent=False)
+
+    @property
+    def scale_behaviour(self) -> ScaleBehaviour:
+        return ScaleBehaviour.ADJUST if self.params.train_as == "rope" else ScaleBehaviour.EXTRAPOLATE
+
+    def active(self) -> bool:
+        return not (self.training and self.params.train_as == "rope")
+
+    def rotate(self, q, k, q_pos, k_pos):
+        return self.rope.rotate(q, k, q_pos, k_pos)
+
+    def score(self, q, k, scores, q_pos, k_pos):
+        if not self.active():
+            return scores
+        w, leak = self.window, self.params.leaky_k
+        q_target = torch.full_like(q_pos, w, dtype=torch.float64) if leak is None else w + (q_pos.double() - w) / leak
+        k_target = torch.zeros_like(k_pos, dtype=torch.float64) if leak is None else k_pos.double() / leak
+        q_far = rotate_by(q, q_target - q_pos.double(), self.inv_freq)  # q already sits at i: rotate on to the target
+        k_far = rotate_by(k, k_target - k_pos.double(), self.inv_freq)
+        far_logits = (q_far @ k_far.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
+        far = (q_pos[:, None] - k_pos[None, :]) >= w  # [Tq, Tk]; never a future key: positions increase
+        return torch.where(far, far_logits, scores)

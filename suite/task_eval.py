@@ -1,0 +1,328 @@
+"""Length-generalization tasks and LM extrapolation evaluated through lm-eval, and the summaries.
+
+For every scale ``s`` (and always ``s = 1``, the training length, so extrapolation
+is read against in-distribution skill) the suite generates each task's examples at
+exactly ``s x L`` bytes (:func:`suite.data.synthetic.generate`), writes them to a
+JSONL file under a work directory, writes a concrete lm-eval task config that
+includes a template from ``tasks/lmeval/`` with the file's *absolute* path (lm-eval
+resolves relative ``data_files`` against the working directory), and runs
+``lm_eval.simple_evaluate`` with :class:`suite.lmeval.PosBenchLM` at that eval
+length. lm-eval computes and aggregates every figure; the rows here are what it
+returns, in PosBench's long form::
+
+    {"task", "metric", "scale", "eval_len", "value", "stderr", "n", "status",
+     "window_policy", "source"}
+
+``status`` is ``"ok"`` or ``"not_applicable"`` (the encoding cannot represent the
+eval length: value and stderr None, n 0); ``source`` names lm-eval's version, the
+task with its generator version, and the template with its version.
+
+Work directory layout (everything lm-eval reads is under it; it can be deleted)::
+
+    <workdir>/data/<task>-v<version>-len<L>-n<n>-seed<seed>.jsonl   generated examples
+    <workdir>/data/span-<sha>.jsonl                               a byte span (rolling LM)
+    <workdir>/tasks/<task name>.yaml                              concrete lm-eval configs
+    <workdir>/hf_cache/                                           the datasets cache
+
+Each task config can be rerun by hand, after ``import suite.lmeval`` (which
+registers the model ``posbench``)::
+
+    lm_eval.simple_evaluate(model="posbench", model_args="checkpoint=<ckpt>,eval_len=<s x L>",
+                            tasks=[<name>], task_manager=TaskManager(include_path="<workdir>/tasks"))
+
+Passkey is also reported per depth decile (``BREAKDOWNS``): lm-eval's per-sample
+results (``log_samples``) grouped by the example's ``meta["depth"]`` and aggregated
+with lm-eval's own ``mean`` / ``mean_stderr``, as rows ``acc_depth0`` .. ``acc_depth9``.
+One task per decile would give the same numbers with ten times the lm-eval runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Collection, Mapping
+from importlib import metadata
+from pathlib import Path
+
+import torch
+import yaml
+
+from .data.synthetic import get_task, generate
+from .evaluate import evaluation_span
+from .lmeval import POLICY, PosBenchLM, bytes_as_latin1
+from .model import Transformer
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "tasks" / "lmeval"
+TOLERANCE = 0.1  # effective length: within 10% (relative) of the 1x value
+BREAKDOWNS: Mapping[str, str] = {"passkey": "depth"}
+"""Tasks whose accuracy is also reported per value of an example's meta field:
+metric ``acc_<field><value>``, e.g. passkey ``acc_depth3`` (needle in the 4th decile)."""
+
+
+def lm_eval_version() -> str:
+    return metadata.version("lm_eval")
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """Reads a template's own keys; lm-eval's ``!function`` tags stay strings."""
+
+
+_TemplateLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+def template_version(template: str, templates: Path = TEMPLATES) -> int:
+    return yaml.load((templates / f"{template}.yaml").read_text(), Loader=_TemplateLoader)["metadata"]["version"]
+
+
+# -- data files and concrete configs --------------------------------------------------
+
+
+def write_jsonl(path: Path, records) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def write_task_data(task: str, length: int, n: int, seed: int, workdir: Path) -> Path:
+    """``n`` examples of exactly ``length`` bytes as JSONL: ``{"prompt", "answer", **meta}``."""
+    version = get_task(task).version
+    path = Path(workdir).resolve() / "data" / f"{task}-v{version}-len{length}-n{n}-seed{seed}.jsonl"
+    return write_jsonl(path, ({"prompt": ex.prompt, "answer": ex.answer, **ex.meta}
+                              for ex in generate(task, n, length, seed)))
+
+
+def write_config(name: str, template: str, data: Path, workdir: Path, version, templates: Path = TEMPLATES,
+                 **extra) -> str:
+    """A concrete lm-eval task ``name``: ``template`` over the JSONL file ``data`` (absolute)."""
+    workdir = Path(workdir).resolve()
+    config = {"include": str((templates / f"{template}.yaml").resolve()), "task": name,
+              "dataset_kwargs": {"data_files": {"test": str(Path(data).resolve())},
+                                 "cache_dir": str(workdir / "hf_cache")},
+              "metadata": {"version": version}, **extra}
+    path = workdir / "tasks" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return name
+
+
+def write_task_config(task: str, length: int, n: int, seed: int, workdir: Path,
+                      template: str = "posbench_synthetic", templates: Path = TEMPLATES) -> str:
+    """Generate ``task`` at ``length`` and write its lm-eval config; returns the lm-eval task name.
+
+    ``template`` is ``posbench_synthetic`` (log-likelihood, acc via the greedy flag) or
+    ``posbench_synthetic_generate`` (greedy generation, exact_match).
+    """
+    data = write_task_data(task, length, n, seed, workdir)
+    extra = {}
+    if template == "posbench_synthetic_generate":  # room for the whole answer, and no more
+        answer_len = len(json.loads(data.read_text().partition("\n")[0])["answer"].encode())
+        extra["generation_kwargs"] = {"until": ["\n"], "do_sample": False, "max_gen_toks": answer_len}
+    return write_config(f"{template}_{task}_len{length}", template, data, workdir, get_task(task).version,
+                        templates, **extra)
+
+
+def write_rolling_config(span: bytes, workdir: Path, templates: Path = TEMPLATES) -> str:
+    """One document holding ``span`` (bytes) for the rolling-log-likelihood template."""
+    sha = hashlib.sha256(span).hexdigest()[:16]
+    data = write_jsonl(Path(workdir).resolve() / "data" / f"span-{sha}.jsonl", [{"bytes_latin1": bytes_as_latin1(span)}])
+    return write_config(f"posbench_rolling_{sha}", "posbench_rolling", data, workdir,
+                        template_version("posbench_rolling", templates), templates)
+
+
+def run_lm_eval(lm: PosBenchLM, names: list[str], workdir: Path, log_samples: bool = True) -> dict:
+    """``lm_eval.simple_evaluate`` over the concrete configs ``names`` in ``workdir/tasks`` (offline).
+
+    ``log_samples`` keeps lm-eval's per-sample results (``results["samples"]``); lm-eval
+    hashes each prompt as UTF-8 there, so it must be off for text that is not UTF-8.
+    """
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=str(Path(workdir).resolve() / "tasks"), include_defaults=False)
+    # Zero-shot, greedy, no sampling: nothing is random, so lm-eval need not reseed the caller's RNGs.
+    return lm_eval.simple_evaluate(model=lm, tasks=names, task_manager=manager, log_samples=log_samples,
+                                   bootstrap_iters=1000, random_seed=None, numpy_random_seed=None,
+                                   torch_random_seed=None)
+
+
+# -- rows -------------------------------------------------------------------------------
+
+
+def _number(x) -> float | None:
+    return None if x is None or isinstance(x, str) else float(x)  # lm-eval writes "N/A" for no stderr
+
+
+def _not_applicable(task: str, metric: str, scale: int, eval_len: int, policy: str, source: str) -> dict:
+    return {"task": task, "metric": metric, "scale": scale, "eval_len": eval_len, "value": None, "stderr": None,
+            "n": 0, "status": "not_applicable", "window_policy": policy, "source": source}
+
+
+def task_rows(results: dict, task: str, name: str, metric: str, scale: int, eval_len: int, policy: str,
+              source: str, breakdown: str | None = None) -> list[dict]:
+    """lm-eval's figure for ``metric`` of ``name`` as a row, plus one per ``breakdown`` value.
+
+    A breakdown row aggregates lm-eval's per-sample ``metric`` values of the examples
+    with that meta value, with lm-eval's own ``mean`` and ``mean_stderr``.
+    """
+    from lm_eval.api.metrics import mean, mean_stderr
+
+    base = {"task": task, "scale": scale, "eval_len": eval_len, "status": "ok", "window_policy": policy, "source": source}
+    figures = results["results"][name]
+    rows = [{**base, "metric": metric, "value": _number(figures[f"{metric},none"]),
+             "stderr": _number(figures.get(f"{metric}_stderr,none")), "n": results["n-samples"][name]["effective"]}]
+    if breakdown:
+        groups: dict = {}
+        for sample in results["samples"][name]:
+            groups.setdefault(sample["doc"][breakdown], []).append(sample[metric])
+        for key in sorted(groups):
+            values = groups[key]
+            rows.append({**base, "metric": f"{metric}_{breakdown}{key}", "value": mean(values),
+                         "stderr": mean_stderr(values) if len(values) > 1 else None, "n": len(values)})
+    return rows
+
+
+def _scales(scales) -> list[int]:
+    return sorted({1, *scales})
+
+
+def _fits(model: Transformer, eval_len: int) -> bool:
+    limit = model.encodings[0].max_length()
+    return limit is None or eval_len <= limit
+
+
+def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales: list[int], n: int, seed: int,
+                   workdir: Path, batch_size: int, template: str = "posbench_synthetic",
+                   breakdowns: Mapping[str, str] = BREAKDOWNS) -> list[dict]:
+    """Every task at every scale (and 1x) through lm-eval; see the module docstring for the rows.
+
+    ``tasks`` are generator names (:data:`suite.data.synthetic.TASKS`), also the rows'
+    ``task``. Each scale is one ``simple_evaluate`` of all tasks with the adapter at
+    ``s x train_len``; examples are ``generate(task, n, s x train_len, seed)``. Rows per
+    task and scale: ``acc`` (``exact_match`` with the generation template) and, for a
+    task in ``breakdowns``, one row per value of its meta field that occurs in the
+    examples (a decile without examples has no row; a not-applicable scale has only
+    the main metric's row).
+    """
+    metric, request = {"posbench_synthetic": ("acc", "loglikelihood"),
+                       "posbench_synthetic_generate": ("exact_match", "generate_until")}[template]
+    too_short = [f"{t} needs length >= {get_task(t).min_length}" for t in tasks if get_task(t).min_length > train_len]
+    if too_short:  # before anything runs: every task is evaluated at the training length too
+        raise ValueError(f"training length {train_len} is too short: {'; '.join(too_short)}")
+    versions = {task: get_task(task).version for task in tasks}
+    source = {task: f"lm-eval {lm_eval_version()}; {task} v{versions[task]}; {template}.yaml "
+                    f"v{template_version(template)}" for task in tasks}
+    rows = []
+    for s in _scales(scales):
+        eval_len = s * train_len
+        if not _fits(model, eval_len):
+            rows += [_not_applicable(t, metric, s, eval_len, POLICY[request], source[t]) for t in tasks]
+            continue
+        lm = PosBenchLM(model, train_len, eval_len=eval_len, batch_size=batch_size)
+        names = {t: write_task_config(t, eval_len, n, seed, workdir, template) for t in tasks}
+        results = run_lm_eval(lm, list(names.values()), workdir)
+        for t, name in names.items():
+            rows += task_rows(results, t, name, metric, s, eval_len, POLICY[request], source[t], breakdowns.get(t))
+    return rows
+
+
+def evaluate_lm_rolling(model: Transformer, train_len: int, source: Path | str | bytes | torch.Tensor,
+                        scales: list[int], tokens: int, workdir: Path, batch_size: int, task: str = "lm") -> list[dict]:
+    """Bits per byte at every scale (and 1x) by lm-eval's rolling log-likelihood.
+
+    ``source`` is a text file (its bytes), bytes, or a token tensor (e.g. a corpus's test
+    split). The span is :func:`suite.evaluate.evaluation_span` of it, as the direct
+    evaluator takes it (the first ``k * max(scales) * L + 1`` bytes, ``k`` whole windows
+    within the ``tokens`` budget), so on the same arguments the figures equal
+    :func:`suite.evaluate.evaluate_lm`'s ``bpb``. lm-eval reports no stderr for
+    bits_per_byte; ``n`` is the number of bytes scored.
+    """
+    if isinstance(source, (str, Path)):
+        source = Path(source).read_bytes()
+    data = torch.tensor(list(source), dtype=torch.long) if isinstance(source, bytes) else source
+    span = bytes(evaluation_span(data, tokens, max(scales) * train_len).tolist())
+    name = write_rolling_config(span, workdir)
+    src = f"lm-eval {lm_eval_version()}; posbench_rolling.yaml v{template_version('posbench_rolling')}"
+    rows = []
+    for s in _scales(scales):
+        eval_len = s * train_len
+        if not _fits(model, eval_len):
+            rows.append(_not_applicable(task, "bpb", s, eval_len, POLICY["loglikelihood_rolling"], src))
+            continue
+        lm = PosBenchLM(model, train_len, eval_len=eval_len, batch_size=batch_size)
+        results = run_lm_eval(lm, [name], workdir, log_samples=False)  # a span may be any bytes
+        rows.append({"task": task, "metric": "bpb", "scale": s, "eval_len": eval_len,
+                     "value": _number(results["results"][name]["bits_per_byte,none"]), "stderr": None,
+                     "n": len(span) - 1, "status": "ok", "window_policy": POLICY["loglikelihood_rolling"],
+                     "source": src})
+    return rows
+
+
+# -- summaries ------------------------------------------------------------------------------
+
+
+def _retention(m1: float, ms: float | None, lower_is_better: bool) -> float:
+    if ms is None:
+        return 0.0
+    if lower_is_better:
+        return m1 / ms if ms > 0 else math.inf
+    return ms / m1
+
+
+def extrapolation_score(values_by_scale: Mapping[int, float | None], lower_is_better: bool = False) -> float | None:
+    """How much of the 1x skill survives beyond the training length, averaged over scales > 1.
+
+        higher is better (accuracy):  score = mean_{s > 1} m(s) / m(1)
+        lower is better (bpb):        score = mean_{s > 1} m(1) / m(s)
+
+    1.0: no degradation; below 1: skill lost; above 1: better with more context (bpb
+    often is). A scale where the model cannot run (value None: not applicable)
+    counts as retention 0, so an encoding is not flattered by where it cannot go.
+    Undefined (None) without a 1x value, without scales > 1, or when m(1) = 0 for a
+    higher-is-better metric (no in-distribution skill to retain).
+    """
+    m1 = values_by_scale.get(1)
+    longer = sorted(s for s in values_by_scale if s > 1)
+    if m1 is None or not longer or (m1 == 0 and not lower_is_better):
+        return None
+    return sum(_retention(m1, values_by_scale[s], lower_is_better) for s in longer) / len(longer)
+
+
+def effective_length(values_by_scale: Mapping[int, float | None], tolerance: float = TOLERANCE,
+                     lower_is_better: bool = False) -> int | None:
+    """The largest scale ``s`` such that every scale up to ``s`` stays within ``tolerance``
+    (relative) of the 1x value:
+
+        higher is better:  m(s') >= (1 - tolerance) * m(1)  for every evaluated s' <= s
+        lower is better:   m(s') <= (1 + tolerance) * m(1)  for every evaluated s' <= s
+
+    In units of the training length (eval length = s x L); at least 1 when m(1) exists.
+    A not-applicable scale (None) ends the run. Undefined (None) without a 1x value or
+    when m(1) = 0 for a higher-is-better metric (nothing to stay close to).
+    """
+    m1 = values_by_scale.get(1)
+    if m1 is None or (m1 == 0 and not lower_is_better):
+        return None
+    best = 1
+    for s in sorted(s for s in values_by_scale if s > 1):
+        value = values_by_scale[s]
+        ok = value is not None and (value <= (1 + tolerance) * m1 if lower_is_better else value >= (1 - tolerance) * m1)
+        if not ok:
+            break
+        best = s
+    return best
+
+
+def summarize(rows: list[dict], lower_is_better: Collection[str] = ("bpb",), tolerance: float = TOLERANCE) -> list[dict]:
+    """One summary per (task, metric) of metric rows: extrapolation score and effective length."""
+    series: dict[tuple[str, str], dict[int, float | None]] = {}
+    for row in rows:
+        series.setdefault((row["task"], row["metric"]), {})[row["scale"]] = row["value"]
+    return [{"task": task, "metric": metric, "tolerance": tolerance,
+             "extrapolation_score": extrapolation_score(values, metric in lower_is_better),
+             "effective_length": effective_length(values, tolerance, metric in lower_is_better)}
+            for (task, metric), values in series.items()]

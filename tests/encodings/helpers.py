@@ -1,0 +1,54 @@
+"""Shared by the encoding tests: golden files, tiny dims and models."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import torch
+
+from suite.encodings import ModelDims
+from suite.model import ModelConfig, Transformer
+from suite.specs import load_encoding
+
+REPO = Path(__file__).resolve().parents[2]
+SPECS = sorted((REPO / "encodings").glob("*.yaml"))
+CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=16)
+
+
+@cache
+def golden(name: str) -> dict:
+    """tests/encodings/golden/<name>.json, written by scripts/golden/*.py."""
+    return json.loads((Path(__file__).parent / "golden" / f"{name}.json").read_text())
+
+
+def dims(head_dim: int = 16, n_heads: int = 1, train_len: int = 64) -> ModelDims:
+    return ModelDims(d_model=head_dim * n_heads, n_heads=n_heads, head_dim=head_dim, n_layers=1, train_len=train_len)
+
+
+def spec(name: str):
+    return load_encoding(REPO / "encodings" / f"{name}.yaml")
+
+
+def encoding(name: str, d: ModelDims | None = None, **overrides):
+    """The encoding of encodings/<name>.yaml with params ``overrides`` changed."""
+    s = spec(name)
+    impl = s.implementation()
+    return impl(impl.Params(**{**s.params, **overrides}), d or dims())
+
+
+def build_model(name: str, seed: int = 0, cfg: ModelConfig = CFG) -> Transformer:
+    s = spec(name)
+    impl, params = s.implementation(), s.resolved_params()
+    torch.manual_seed(seed)
+    return Transformer(cfg, lambda: impl(params, cfg.dims))
+
+
+def logits_matrix(enc, q_vec: torch.Tensor, k_vec: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """q.k [T, T] after ``rotate``, with the same q and the same k at every position."""
+    T = len(pos)
+    q = q_vec.expand(1, 1, T, -1).clone()  # [1, 1, T, Dh]
+    k = k_vec.expand(1, 1, T, -1).clone()
+    q, k = enc.rotate(q, k, pos, pos)
+    return (q @ k.transpose(-2, -1))[0, 0]

@@ -1,0 +1,171 @@
+"""The task battery and LM extrapolation through lm-eval, offline, on a real trained model;
+every stored figure checked against a direct computation with the model. And the
+summaries, on hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+import torch
+import yaml
+
+from suite.data.corpus import load_corpus
+from suite.data.synthetic import generate
+from suite.encodings.simple import SinusoidalParams
+from suite.evaluate import evaluate_lm
+from suite.lmeval import POLICY, PosBenchLM
+from suite.task_eval import (
+    effective_length,
+    evaluate_lm_rolling,
+    evaluate_tasks,
+    extrapolation_score,
+    run_lm_eval,
+    summarize,
+    write_task_config,
+)
+
+from .plugins.bounded import BoundedSinusoidal
+from .test_lmeval import TRAIN_LEN, one_thread, trained, untrained  # noqa: F401 (fixtures)
+
+TASKS = ["parity", "brackets", "passkey"]
+N, SEED = 24, 5
+
+
+@torch.no_grad()
+def greedy_correct(model, example, scale: int) -> bool:
+    """Does argmax reproduce every byte of the answer, the whole example in one window?"""
+    model.set_scale(scale)
+    ids = torch.tensor([list(example.text.encode())])
+    predicted = model(ids[:, :-1])[0, -len(example.answer) :].argmax(-1).tolist()
+    model.set_scale(1)
+    return predicted == list(example.answer.encode())
+
+
+@pytest.fixture(scope="module")
+def battery(trained, tmp_path_factory):  # noqa: F811
+    workdir = tmp_path_factory.mktemp("battery")
+    return evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[2], n=N, seed=SEED, workdir=workdir, batch_size=8)
+
+
+def by_key(rows):
+    return {(r["task"], r["metric"], r["scale"]): r for r in rows}
+
+
+def test_accuracy_from_lm_eval_equals_a_direct_greedy_check(battery, trained):  # noqa: F811
+    rows = by_key(battery)
+    values = []
+    for task in TASKS:
+        for scale in (1, 2):  # 1x is always there: extrapolation is read against it
+            examples = generate(task, N, scale * TRAIN_LEN, SEED)
+            correct = [greedy_correct(trained.model, ex, scale) for ex in examples]
+            row = rows[(task, "acc", scale)]
+            assert row["value"] == pytest.approx(sum(correct) / N)
+            assert row["stderr"] == pytest.approx(statistics.stdev(correct) / math.sqrt(N))
+            assert (row["n"], row["eval_len"], row["status"]) == (N, scale * TRAIN_LEN, "ok")
+            assert row["window_policy"] == POLICY["loglikelihood"]
+            assert row["source"] == f"lm-eval 0.4.13; {task} v1; posbench_synthetic.yaml v1"
+            values.append(row["value"])
+            if task == "passkey":  # and per depth decile, from lm-eval's per-sample results
+                for depth in range(10):
+                    at_depth = [c for c, ex in zip(correct, examples) if ex.meta["depth"] == depth]
+                    if not at_depth:
+                        assert (task, f"acc_depth{depth}", scale) not in rows
+                        continue
+                    depth_row = rows[(task, f"acc_depth{depth}", scale)]
+                    assert depth_row["value"] == pytest.approx(sum(at_depth) / len(at_depth))
+                    assert depth_row["n"] == len(at_depth)
+    assert any(0 < v < 1 for v in values)  # not a vacuous all-zero comparison
+    assert len(battery) == len(rows)
+
+
+def test_the_prompt_reaches_the_model_byte_for_byte_from_any_working_directory(trained, tmp_path, monkeypatch):  # noqa: F811
+    workdir = tmp_path / "work"
+    name = write_task_config("copy", 33, 4, 0, workdir)  # odd length: the prompt starts with a pad space
+    config = yaml.safe_load((workdir / "tasks" / f"{name}.yaml").read_text())
+    data = config["dataset_kwargs"]["data_files"]["test"]
+    assert config["include"].startswith("/") and data.startswith("/")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # lm-eval resolves relative data files against the CWD: ours are absolute
+    results = run_lm_eval(PosBenchLM(trained.model, TRAIN_LEN, eval_len=33), [name], workdir)
+    sent = [tuple(s["arguments"][0]) for s in sorted(results["samples"][name], key=lambda s: s["doc_id"])]
+    assert sent == [(ex.prompt, ex.answer) for ex in generate("copy", 4, 33, 0)]
+    assert sent[0][0].startswith(" ") and sent[0][1].endswith("\n")
+
+
+def test_generation_exact_match_equals_the_greedy_flag_accuracy(battery, trained, tmp_path):  # noqa: F811
+    generated = evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[2], n=N, seed=SEED, workdir=tmp_path,
+                               batch_size=8, template="posbench_synthetic_generate")
+    by_greedy_flag = by_key(battery)
+    assert {r["metric"] for r in generated} >= {"exact_match", "exact_match_depth0"}
+    for row in generated:
+        twin = by_greedy_flag[(row["task"], row["metric"].replace("exact_match", "acc"), row["scale"])]
+        assert row["value"] == pytest.approx(twin["value"]) and row["n"] == twin["n"]
+        assert row["window_policy"] == POLICY["generate_until"]
+
+
+def test_lm_bits_per_byte_through_lm_eval_equal_the_direct_evaluator(trained, tmp_path):  # noqa: F811
+    test_split = load_corpus(trained.cell.task.corpus)["test"]
+    direct, _ = evaluate_lm(trained.model, test_split, TRAIN_LEN, [1, 2, 4], tokens=2048, batch_size=4, curve_buckets=4)
+    rolled = evaluate_lm_rolling(trained.model, TRAIN_LEN, test_split, [2, 4], tokens=2048, workdir=tmp_path / "a",
+                                 batch_size=4)
+    assert [r["scale"] for r in rolled] == [1, 2, 4]
+    for d, r in zip(direct, rolled):
+        assert r["value"] == pytest.approx(d["value"], rel=1e-4)
+        assert (r["metric"], r["eval_len"], r["n"], r["status"]) == (d["metric"], d["eval_len"], d["n"], "ok")
+        assert r["window_policy"] == POLICY["loglikelihood_rolling"] and r["source"].startswith("lm-eval 0.4.13")
+
+    # any bytes at all, from a file: not UTF-8, cut mid-character, NUL bytes
+    noise = torch.randint(0, 256, (700,), generator=torch.Generator().manual_seed(0))
+    path = tmp_path / "noise.bin"
+    path.write_bytes(bytes(noise.tolist()))
+    direct, _ = evaluate_lm(trained.model, noise, TRAIN_LEN, [1, 2], tokens=600, batch_size=4, curve_buckets=2)
+    rolled = evaluate_lm_rolling(trained.model, TRAIN_LEN, path, [1, 2], tokens=600, workdir=tmp_path / "b", batch_size=3)
+    assert [r["value"] for r in rolled] == pytest.approx([d["value"] for d in direct], rel=1e-4)
+    assert direct[0]["n"] == rolled[0]["n"] == 512
+
+
+def test_lengths_the_encoding_cannot_represent_are_recorded_not_applicable(tmp_path):
+    model = untrained(BoundedSinusoidal, SinusoidalParams(), train_len=16)
+    rows = evaluate_tasks(model, 16, ["parity"], scales=[2, 4], n=4, seed=0, workdir=tmp_path, batch_size=4)
+    assert [(r["scale"], r["status"]) for r in rows] == [(1, "ok"), (2, "not_applicable"), (4, "not_applicable")]
+    assert rows[1]["value"] is None and rows[1]["n"] == 0 and rows[1]["eval_len"] == 32
+    with pytest.raises(ValueError, match="passkey needs length >= 48"):  # refused before anything runs
+        evaluate_tasks(model, 16, ["parity", "passkey"], scales=[2], n=4, seed=0, workdir=tmp_path, batch_size=4)
+    tokens = torch.arange(200) % 256
+    rows = evaluate_lm_rolling(model, 16, tokens, [2], tokens=128, workdir=tmp_path, batch_size=4)
+    assert [(r["scale"], r["status"], r["value"] is None) for r in rows] == [(1, "ok", False), (2, "not_applicable", True)]
+
+
+# -- summaries, on hand-computed cases ---------------------------------------------------------
+
+
+def test_extrapolation_score():
+    assert extrapolation_score({1: 0.8, 2: 0.4, 4: 0.2}) == pytest.approx((0.5 + 0.25) / 2)
+    assert extrapolation_score({1: 2.0, 2: 2.5, 4: 4.0}, lower_is_better=True) == pytest.approx((0.8 + 0.5) / 2)
+    assert extrapolation_score({1: 2.0, 2: 1.6}, lower_is_better=True) == pytest.approx(1.25)  # better with context
+    assert extrapolation_score({1: 0.5, 2: 0.5, 4: None}) == pytest.approx(0.5)  # not applicable retains nothing
+    assert extrapolation_score({1: 0.0, 2: 0.0}) is None  # no skill to retain
+    assert extrapolation_score({1: 0.5}) is None and extrapolation_score({2: 0.5}) is None
+
+
+def test_effective_length():
+    assert effective_length({1: 1.0, 2: 0.95, 4: 0.89, 8: 0.95}) == 2  # 4 drops below 90%: 8 does not count
+    assert effective_length({1: 1.0, 2: 0.9}) == 2  # the tolerance is inclusive
+    assert effective_length({1: 0.5, 2: 0.1}, tolerance=0.9) == 2
+    assert effective_length({1: 2.0, 2: 2.2, 4: 2.3}, lower_is_better=True) == 2
+    assert effective_length({1: 1.0, 2: None, 4: 1.0}) == 1
+    assert effective_length({1: 0.0, 2: 0.0}) is None and effective_length({2: 1.0}) is None
+
+
+def test_summarize_reads_long_form_rows():
+    rows = [{"task": "copy", "metric": "acc", "scale": s, "value": v} for s, v in ((1, 0.8), (2, 0.6), (4, 0.2))]
+    rows += [{"task": "lm", "metric": "bpb", "scale": s, "value": v} for s, v in ((1, 2.0), (2, 2.1))]
+    assert summarize(rows) == [
+        {"task": "copy", "metric": "acc", "tolerance": 0.1, "extrapolation_score": pytest.approx(0.5),
+         "effective_length": 1},
+        {"task": "lm", "metric": "bpb", "tolerance": 0.1, "extrapolation_score": pytest.approx(2 / 2.1),
+         "effective_length": 2},
+    ]
