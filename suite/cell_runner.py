@@ -46,7 +46,7 @@ def evaluate_cell(cell: Cell, model, project: Project, log) -> tuple[list[dict],
 
         workdir = project.results / "lmeval" / cell.cell_id
         metrics = evaluate_tasks(model, cell.train.seq_len, [cell.task.generator], list(cell.scales),
-                                 n=cell.task.eval_examples, seed=cell.seed, workdir=workdir, batch_size=cell.eval.batch_size)
+                                 n=cell.eval.task_examples, seed=cell.seed, workdir=workdir, batch_size=cell.eval.batch_size)
         curves = []
     else:
         corpus = load_corpus(cell.task.corpus)

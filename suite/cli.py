@@ -3,6 +3,7 @@
     posbench validate PATH...   check spec files without training anything
     posbench plan GRID          the grid's cells and their status
     posbench run GRID           run every cell not done yet, then ingest and render the site
+    posbench eval CELL --tasks  lm-eval tasks on one trained cell, stored with its record
     posbench ingest             run records -> results/posbench.duckdb
     posbench site               DuckDB -> site/_build/
     posbench leaderboard        the leaderboard as a table in the terminal
@@ -103,6 +104,46 @@ def _ingest_and_render(project: Project, args) -> None:
         console.print(f"site: {index}")
 
 
+def cmd_eval(args) -> int:
+    """lm-eval on one trained cell; the rows join the cell's record, then ingest and render."""
+    from .data.synthetic import TASKS
+    from .records import read_record, write_record
+    from .registry import did_you_mean
+    from .task_eval import evaluate_tasks
+    from .train import load_checkpoint
+
+    project = _project(args)
+    checkpoint = Path(args.cell) if args.cell.endswith(".ckpt") else project.checkpoints / f"{args.cell}.ckpt"
+    if not checkpoint.is_file():
+        known = [p.stem for p in project.checkpoints.glob("*.ckpt")]
+        raise FileNotFoundError(f"no checkpoint {checkpoint}{did_you_mean(args.cell, known)}")
+    tasks = [t for t in args.tasks.split(",") if t]
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        for t in unknown:
+            err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
+        return 1
+    module = load_checkpoint(checkpoint)
+    cell = module.cell
+    scales = [int(s) for s in args.scales.split(",")] if args.scales else list(cell.scales)
+    console.print(f"evaluating {cell.label} [dim]{cell.cell_id}[/] on {', '.join(tasks)} at {scales}x")
+    rows = evaluate_tasks(module.model, cell.train.seq_len, tasks, scales, n=args.examples, seed=cell.seed,
+                          workdir=project.results / "lmeval" / cell.cell_id, batch_size=cell.eval.batch_size)
+    for row in rows:
+        if row["metric"] == "acc":
+            console.print(f"  {row['task']:<16} {row['scale']:>3}x  acc {_fmt(row['value'])}")
+    record_path = project.runs / f"{cell.cell_id}.json"
+    if record_path.is_file():
+        record = read_record(record_path)
+        replaced = {(r["task"], r["metric"], r["scale"]) for r in rows}
+        record["metrics"] = [m for m in record["metrics"] if (m["task"], m["metric"], m["scale"]) not in replaced] + rows
+        write_record(record, project.runs)
+        _ingest_and_render(project, args)
+    else:
+        console.print(f"[yellow]no run record {record_path}: figures printed, not stored[/]")
+    return 0
+
+
 def cmd_ingest(args) -> int:
     from .store import ingest
 
@@ -178,6 +219,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no per-step training progress bar")
     p.set_defaults(func=cmd_run)
 
+    p = sub.add_parser("eval", help="run lm-eval tasks on one trained cell and store the results with its record")
+    p.add_argument("cell", metavar="CELL", help="a cell id (results/checkpoints/CELL.ckpt) or a checkpoint path")
+    p.add_argument("--tasks", required=True, help="comma-separated synthetic tasks, e.g. copy,passkey")
+    p.add_argument("--scales", help="comma-separated scales (default: the cell's grid scales)")
+    p.add_argument("--examples", type=int, default=64, help="test examples per task and scale (default 64)")
+    p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
+    p.set_defaults(func=cmd_eval)
+
     p = sub.add_parser("ingest", help="build results/posbench.duckdb from results/runs/*.json (idempotent)")
     p.set_defaults(func=cmd_ingest)
 
@@ -194,8 +243,12 @@ def _quiet_libraries() -> None:
     # Lightning sets its loggers' levels when imported, so import it first.
     import lightning  # noqa: F401
 
-    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning_utilities"):
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning_utilities", "lm_eval", "lm-eval"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    import datasets
+
+    datasets.disable_progress_bar()  # lm-eval loads each generated test file through datasets
+    datasets.utils.logging.set_verbosity_error()
     warnings.filterwarnings("ignore", category=UserWarning, module="lightning")
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
@@ -204,6 +257,8 @@ def _quiet_libraries() -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        os.environ["TQDM_DISABLE"] = "1"  # also lm-eval's request bars
     _quiet_libraries()
     try:
         return args.func(args)

@@ -29,7 +29,7 @@ from torch.utils.data import DataLoader
 
 from . import glue_metrics
 from .data.corpus import corpus_files
-from .glue_tasks import build_task, input_text
+from .glue_tasks import build_task, eligible_lines, input_text
 from .glue_tasks import get_task as get_offline_task
 from .model import Transformer
 from .specs import CorpusSpec, GlueRecipe
@@ -40,11 +40,18 @@ PAD = 0  # NUL: never part of a task's printable-ASCII text
 
 @functools.lru_cache(maxsize=1)
 def stdlib_lines() -> tuple[str, ...]:
-    """Lines of real code for the offline battery: the standard library's own source."""
+    """Lines of real code for the offline battery: the standard library's own source,
+    already reduced to the lines the battery can use (so each task does not redo it)."""
     lines = []
     for _, path in corpus_files(CorpusSpec()):
         lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return tuple(lines)
+    return tuple(eligible_lines(lines))
+
+
+@functools.lru_cache(maxsize=64)
+def offline_task_data(name: str, seed: int, train_size: int, dev_size: int):
+    """(train, dev) of an offline task; every encoding of a grid gets the same, so build it once."""
+    return build_task(name, stdlib_lines(), seed, train_size, dev_size)
 
 
 def encode_batch(texts: list[str], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -135,7 +142,7 @@ def load_battery_task(name: str, recipe: GlueRecipe, seed: int):
         task = get_offline_task(name)
         # `budget` scales every task's own sizes, so the low-data task stays low-data
         train_size, dev_size = (max(8, round(n * recipe.budget)) for n in (task.train_size, task.dev_size))
-        train, dev = build_task(name, stdlib_lines(), seed, train_size, dev_size)
+        train, dev = offline_task_data(name, seed, train_size, dev_size)
         return task, train, dev
     from .glue_data import GLUE_TASKS, load_glue
 

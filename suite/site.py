@@ -155,6 +155,13 @@ def _encoding_plots(con, encoding: str) -> list[str]:
         by_group[f"{r['size']}/{r['task']}"].append((r["scale"], r["bpb"]))
     if by_group:
         svgs.append(plots.metric_vs_scale(dict(by_group), "bits per byte", "bpb vs eval scale"))
+    task_rows = _dicts(con, """SELECT size, task, scale, value FROM task_scale
+                               WHERE encoding = ? AND metric = 'acc' AND NOT not_applicable ORDER BY scale""", (encoding,))
+    by_task: dict[str, list] = defaultdict(list)
+    for r in task_rows:
+        by_task[f"{r['task']} ({r['size']})"].append((r["scale"], r["value"]))
+    if by_task:
+        svgs.append(plots.metric_vs_scale(dict(by_task), "exact-match accuracy", "task accuracy vs eval scale"))
     return svgs
 
 

@@ -218,7 +218,6 @@ class TaskSpec(Spec):
     corpus: CorpusSpec = CorpusSpec()  # lm only
     generator: str | None = None  # synthetic: a task of suite.data.synthetic.TASKS
     min_train_len: int = Field(8, gt=0)  # synthetic: training lengths are drawn from [this, L]
-    eval_examples: int = Field(64, gt=0)  # synthetic: test examples at each scale
 
     @pydantic.model_validator(mode="after")
     def _generator_for_synthetic(self):
@@ -277,6 +276,7 @@ class EvalRecipe(Spec):
     batch_size: int = Field(8, gt=0)
     curve_buckets: int = Field(32, gt=0)  # position buckets of the loss-vs-position curve
     lmeval_rolling: bool = True  # also score the LM span through lm-eval (recorded as bpb_lmeval)
+    task_examples: int = Field(64, gt=0)  # synthetic tasks: test examples at each scale
 
 
 OFFLINE_GLUE_TASKS = ("acceptability", "order", "paraphrase", "similarity", "duplicate", "inference", "qa_alignment", "rte")

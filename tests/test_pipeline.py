@@ -187,3 +187,24 @@ def test_the_page_renders_and_sorts_in_a_real_browser(finished_grid, tmp_path):
     asc, desc = order(dom("#sort=lb-1:2:asc")), order(dom("#sort=lb-1:2:desc"))
     assert asc == desc[::-1]  # the script ran and reversed the rows
     assert "sorted-desc" in dom("#sort=lb-1:2:desc")
+
+
+def test_eval_runs_lm_eval_tasks_on_a_trained_cell_and_stores_them(finished_grid, capsys):
+    root, _ = finished_grid
+    cell_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
+    assert main(["--root", str(root), "eval", cell_id, "--tasks", "parity,flip_flop", "--scales", "1,2",
+                 "--examples", "8", "--no-site"]) == 0
+    record = json.loads((root / "results" / "runs" / f"{cell_id}.json").read_text())
+    acc = {(m["task"], m["scale"]): m for m in record["metrics"] if m["metric"] == "acc"}
+    assert set(acc) == {("parity", 1), ("parity", 2), ("flip_flop", 1), ("flip_flop", 2)}
+    assert all(0 <= m["value"] <= 1 and m["n"] == 8 and m["source"].startswith("lm-eval") for m in acc.values())
+    with duckdb.connect(str(root / "results" / "posbench.duckdb"), read_only=True) as con:
+        stored = con.execute("SELECT count(*) FROM metrics WHERE cell_id = ? AND metric = 'acc'", [cell_id]).fetchone()
+    assert stored == (4,)
+
+
+def test_eval_refuses_an_unknown_task_with_a_suggestion(finished_grid, capsys):
+    root, _ = finished_grid
+    cell_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
+    assert main(["--root", str(root), "eval", cell_id, "--tasks", "passkey_"]) == 1
+    assert "did you mean 'passkey'" in capsys.readouterr().err

@@ -17,8 +17,15 @@ def run_local(cells: list[Cell], project: Project, console: Console, progress_ba
         if record["status"] == "failed":
             console.print(f"  [red]failed[/]: {record['reason']}")
         else:
-            bpb = {m["scale"]: m["value"] for m in record["metrics"] if m["metric"] == "bpb"}
-            shown = "  ".join(f"{s}x={'n/a' if v is None else f'{v:.3f}'}" for s, v in bpb.items())
-            console.print(f"  [green]done[/] in {record['provenance']['wall_s']:.1f}s  bpb {shown}")
+            console.print(f"  [green]done[/] in {record['provenance']['wall_s']:.1f}s  {summary_line(record)}")
         records.append(record)
     return records
+
+
+def summary_line(record: dict) -> str:
+    """The headline figure at every scale: bpb for language modelling, accuracy for tasks."""
+    metric = "bpb" if any(m["metric"] == "bpb" for m in record["metrics"]) else "acc"
+    by_scale = {m["scale"]: m["value"] for m in record["metrics"] if m["metric"] == metric and m["task"] == record["task"]}
+    shown = "  ".join(f"{s}x={'n/a' if v is None else f'{v:.3f}'}" for s, v in sorted(by_scale.items()))
+    glue = next((m["value"] for m in record["metrics"] if m["metric"] == "glue_score"), None)
+    return f"{metric} {shown}" + (f"  glue {glue:.3f}" if glue is not None else "")
