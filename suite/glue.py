@@ -157,6 +157,11 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
     never failed: its rows say ``status: skipped`` with the reason.
     """
     rows, scores = [], {}
+    limit = backbone.encodings[0].max_length()
+    cut = ""
+    if limit is not None and limit < recipe.max_len:
+        # an encoding with a bounded table (learned) reads only its last `limit` bytes: stated, not silent
+        recipe, cut = recipe.model_copy(update={"max_len": limit}), f"; inputs cut to the encoding's {limit} positions"
     for name in recipe.task_names():
         prefix = f"glue/{name}"
         try:
@@ -168,7 +173,7 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
             rows.append(_row(prefix, "score", None, 0, "skipped", f"{recipe.battery}: {exc}"))
             continue
         result = finetune_task(backbone, task, train, dev, recipe, seed)
-        source = f"{recipe.battery} battery; {name} v{result.version}; {recipe.steps} steps x {recipe.batch_size}"
+        source = f"{recipe.battery} battery; {name} v{result.version}; {recipe.steps} steps x {recipe.batch_size}{cut}"
         rows += [_row(prefix, metric, value, result.n_dev, "ok", source) for metric, value in result.values.items()]
         rows.append(_row(prefix, "score", result.score, result.n_dev, "ok", source))
         scores[name] = result.score

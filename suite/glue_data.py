@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import difflib
 import os
 import random
 from dataclasses import dataclass
@@ -52,6 +51,8 @@ import huggingface_hub.constants
 import numpy as np
 
 from suite.glue_tasks import GlueExample
+
+from .registry import did_you_mean
 
 HUB_NAMES = ("nyu-mll/glue", "glue")  # the dataset's current id on the Hub, then its older one
 
@@ -159,8 +160,7 @@ GLUE_TASKS: dict[str, GlueSource] = {
 
 def get_source(name: str) -> GlueSource:
     if name not in GLUE_TASKS:
-        close = difflib.get_close_matches(name, GLUE_TASKS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, GLUE_TASKS)
         raise ValueError(f"unknown GLUE task {name!r}{hint} (known: {', '.join(GLUE_TASKS)})")
     return GLUE_TASKS[name]
 

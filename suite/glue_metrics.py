@@ -17,12 +17,13 @@ metric elsewhere), and the battery's score is the unweighted mean of task scores
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
+
+from .registry import did_you_mean
 
 if TYPE_CHECKING:
     from suite.glue_tasks import GlueTask
@@ -66,8 +67,7 @@ METRICS = tuple(_METRICS)
 
 def compute(metric: str, predictions: Sequence, labels: Sequence) -> float:
     if metric not in _METRICS:
-        close = difflib.get_close_matches(metric, METRICS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(metric, METRICS)
         raise ValueError(f"unknown metric {metric!r}{hint} (known: {', '.join(METRICS)})")
     predictions, labels = np.asarray(predictions), np.asarray(labels)
     if predictions.ndim != 1 or predictions.shape != labels.shape or len(labels) == 0:

@@ -34,13 +34,14 @@ splits. Each split's labels are balanced to within one example.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import random
 import string
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, Sequence
+
+from .registry import did_you_mean
 
 SEPARATOR = "\x1f"  # ASCII unit separator; every part is printable ASCII, so it never occurs in one
 MAX_BYTES = 128  # longest model input of any example, separator included
@@ -115,8 +116,7 @@ def input_text(example: GlueExample) -> str:
 
 def get_task(name: str) -> GlueTask:
     if name not in TASKS:
-        close = difflib.get_close_matches(name, TASKS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, TASKS)
         raise ValueError(f"unknown GLUE-style task {name!r}{hint} (known: {', '.join(TASKS)})")
     return TASKS[name]
 

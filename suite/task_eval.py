@@ -38,9 +38,12 @@ One task per decile would give the same numbers with ten times the lm-eval runs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import math
+import sys
 from collections.abc import Collection, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -144,10 +147,19 @@ def run_lm_eval(lm: PosBenchLM, names: list[str], workdir: Path, log_samples: bo
     from lm_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=str(Path(workdir).resolve() / "tasks"), include_defaults=False)
-    # Zero-shot, greedy, no sampling: nothing is random, so lm-eval need not reseed the caller's RNGs.
-    return lm_eval.simple_evaluate(model=lm, tasks=names, task_manager=manager, log_samples=log_samples,
-                                   bootstrap_iters=1000, random_seed=None, numpy_random_seed=None,
-                                   torch_random_seed=None)
+    # lm-eval draws a progress bar per task and scale and probes for a git repository;
+    # in a grid of hundreds of such calls that buries PosBench's own progress. Its
+    # stderr is kept and shown only when the call fails.
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            # Zero-shot, greedy, no sampling: nothing is random, so lm-eval need not reseed the caller's RNGs.
+            return lm_eval.simple_evaluate(model=lm, tasks=names, task_manager=manager, log_samples=log_samples,
+                                           bootstrap_iters=1000, random_seed=None, numpy_random_seed=None,
+                                           torch_random_seed=None)
+    except BaseException:
+        sys.stderr.write(captured.getvalue())
+        raise
 
 
 # -- rows -------------------------------------------------------------------------------

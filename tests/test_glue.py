@@ -85,3 +85,12 @@ def test_real_glue_without_data_is_skipped_with_a_message_not_failed(tmp_path):
 def test_unknown_task_in_recipe_is_a_spec_error():
     with pytest.raises(ValueError, match="did you mean 'order'"):
         GlueRecipe(tasks=["ordr"])
+
+
+def test_a_bounded_encoding_reads_inputs_cut_to_its_table_and_says_so():
+    cls = ENCODINGS.get("learned")
+    model = Transformer(CFG, lambda: cls(cls.Params(), CFG.dims))  # a table of train_len = 32 rows
+    recipe = GlueRecipe(tasks=["paraphrase"], steps=3, batch_size=4, budget=0.02)
+    rows = evaluate_glue(model, recipe, seed=0, log=lambda *_: None)
+    assert all(r["status"] == "ok" for r in rows)
+    assert "inputs cut to the encoding's 32 positions" in rows[0]["source"]

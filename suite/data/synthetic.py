@@ -31,12 +31,13 @@ it comes from; ``TASKS`` maps names to classes and ``get_task`` instantiates one
 from __future__ import annotations
 
 import abc
-import difflib
 import random
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
+
+from ..registry import did_you_mean
 
 PAD = " "  # leading filler that makes up the remainder of an exact length
 LETTERS = string.ascii_lowercase
@@ -439,8 +440,7 @@ def get_task(name: str) -> SyntheticTask:
     try:
         return TASKS[name]()
     except KeyError:
-        close = difflib.get_close_matches(name, TASKS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, TASKS)
         raise ValueError(
             f"unknown synthetic task {name!r}{hint} (known: {', '.join(sorted(TASKS))})"
         ) from None
