@@ -37,6 +37,20 @@ from torch import nn
 HOOKS = ("embed", "rotate", "bias", "score")
 
 
+def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
+    """[H, Tq, Tk] bias of a function of the distance i - j alone, evaluated once per
+    distinct distance instead of once per (i, j) pair: ``fn(distances [V]) -> [H, V]``.
+
+    A relative bias is a Toeplitz matrix, so at length T it has 2T - 1 distinct
+    values; computing T^2 of them (a log, a power, 64 cosines each) is what made
+    these encodings several times slower than ALiBi at long lengths.
+    """
+    lo = int(q_pos.min() - k_pos.max())
+    distances = torch.arange(lo, int(q_pos.max() - k_pos.min()) + 1, device=q_pos.device)  # [V]
+    table = fn(distances)  # [H, V]
+    return table[:, q_pos[:, None] - k_pos[None, :] - lo]  # [H, Tq, Tk]
+
+
 class ScaleBehaviour(str, enum.Enum):
     EXTRAPOLATE = "extrapolate"  # positions past the training length are used as they are
     ADJUST = "adjust"  # a training-free adjustment with factor s (interpolation, NTK, YaRN, ...)

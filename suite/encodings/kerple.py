@@ -8,7 +8,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding
+from .base import ModelDims, PositionalEncoding, toeplitz_bias
 
 EPS = 1e-2  # the floor of r1 and r2, as in the authors' code
 
@@ -66,10 +66,12 @@ class Kerple(PositionalEncoding):
         self.r2 = nn.Parameter((torch.rand(dims.n_heads) * r2_scale).clamp(EPS, 2.0))  # [H]
 
     def bias(self, q_pos, k_pos):
-        distance = (q_pos[:, None] - k_pos[None, :]).to(self.r1.dtype)  # [Tq, Tk]
-        r1 = clamp_straight_through(self.r1, EPS)[:, None, None]  # [H, 1, 1]
+        r1 = clamp_straight_through(self.r1, EPS)[:, None]  # [H, 1]
         if self.params.kernel == "log":
-            r2 = clamp_straight_through(self.r2, EPS)[:, None, None]
-            return kerple_log_bias(distance, r1, r2)  # [H, Tq, Tk]
-        r2 = clamp_straight_through(self.r2, EPS, 2.0)[:, None, None]
-        return kerple_power_bias(distance, r1, r2)  # [H, Tq, Tk]
+            r2 = clamp_straight_through(self.r2, EPS)[:, None]
+            kernel = kerple_log_bias
+        else:
+            r2 = clamp_straight_through(self.r2, EPS, 2.0)[:, None]
+            kernel = kerple_power_bias
+        # the kernel depends on m - n only: once per distinct distance, then gathered
+        return toeplitz_bias(lambda d: kernel(d.to(self.r1.dtype)[None, :], r1, r2), q_pos, k_pos)  # [H, Tq, Tk]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import ModelDims, NoParams, PositionalEncoding
+from .base import ModelDims, NoParams, PositionalEncoding, toeplitz_bias
 
 
 class NoPE(PositionalEncoding):
@@ -135,5 +135,7 @@ class Sandwich(PositionalEncoding):
         self.register_buffer("ratios", ratios, persistent=False)
 
     def bias(self, q_pos, k_pos):
-        kernel = sandwich_kernel(q_pos[:, None] - k_pos[None, :], self.params.dim, self.params.base)  # [Tq, Tk]
-        return kernel[None] / self.ratios[:, None, None]  # [H, Tq, Tk]
+        def per_distance(d):  # [V] -> [H, V]
+            return sandwich_kernel(d, self.params.dim, self.params.base)[None, :] / self.ratios[:, None]
+
+        return toeplitz_bias(per_distance, q_pos, k_pos)  # [H, Tq, Tk]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding
+from .base import ModelDims, PositionalEncoding, toeplitz_bias
 
 
 @dataclass(frozen=True)
@@ -59,5 +59,7 @@ class T5Bias(PositionalEncoding):
         self.values = nn.Parameter(torch.zeros(params.num_buckets, dims.n_heads))  # [buckets, H]
 
     def bias(self, q_pos, k_pos):
-        buckets = t5_causal_bucket(q_pos[:, None] - k_pos[None, :], self.params.num_buckets, self.params.max_distance)
-        return self.values[buckets].permute(2, 0, 1)  # [Tq, Tk, H] -> [H, Tq, Tk]
+        def per_distance(d):  # [V] -> [H, V]
+            return self.values[t5_causal_bucket(d, self.params.num_buckets, self.params.max_distance)].T
+
+        return toeplitz_bias(per_distance, q_pos, k_pos)  # [H, Tq, Tk]
