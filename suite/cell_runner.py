@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import time
 import traceback
+from pathlib import Path
 
 from .data.corpus import load_corpus
 from .evaluate import evaluate_lm
@@ -33,10 +34,20 @@ def base_record(cell: Cell, project: Project) -> dict:
         "task": cell.task.name,
         "seed": cell.seed,
         "provenance": {"git_commit": git_commit(project.root), "versions": package_versions(),
-                       "corpus": load_corpus(cell.task.corpus).description,
+                       "corpus": data_description(cell),
                        "corpus_fingerprint": cell.data_fingerprint,
                        "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")},
     }
+
+
+def data_description(cell: Cell) -> str:
+    if cell.task.kind == "synthetic":
+        return f"generated: {cell.task.generator} ({cell.data_fingerprint})"
+    return load_corpus(cell.task.corpus).description
+
+
+def _display_path(path: Path, root: Path) -> str:
+    return str(path.relative_to(root) if path.is_relative_to(root) else path)
 
 
 def evaluate_cell(cell: Cell, model, project: Project, log) -> tuple[list[dict], list[dict]]:
@@ -76,7 +87,7 @@ def run_cell(cell: Cell, project: Project, progress_bar: bool = True, log=print,
         metrics, curves = evaluate_cell(cell, model, project, log)
         record.update(status="done", reason=None, metrics=metrics, curves=curves,
                       scale_behaviour=encoding.scale_behaviour.value, max_length=encoding.max_length(),
-                      checkpoint=str(result.checkpoint.relative_to(project.root) if result.checkpoint.is_relative_to(project.root) else result.checkpoint))
+                      checkpoint=_display_path(result.checkpoint, project.root))
         record["provenance"].update(result.stats)
     except Exception as exc:  # recorded, never lost: the grid goes on
         record.update(status="failed", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),

@@ -208,3 +208,22 @@ def test_eval_refuses_an_unknown_task_with_a_suggestion(finished_grid, capsys):
     cell_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
     assert main(["--root", str(root), "eval", cell_id, "--tasks", "passkey_"]) == 1
     assert "did you mean 'passkey'" in capsys.readouterr().err
+
+
+def test_run_with_a_synthetic_task_and_glue_scores(tiny_grid, project_root):
+    grid = tiny_grid(name="mixed", encodings=["rope"], tasks=["local", "flip_flop"], scales=[1, 2],
+                     task_train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1},
+                     eval={"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False},
+                     glue={"tasks": ["order"], "steps": 3, "batch_size": 4, "budget": 0.02})
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
+    records = {r["task"]: r for r in (json.loads(p.read_text()) for p in (project_root / "results" / "runs").glob("*.json"))}
+    lm, task = records["local"], records["flip_flop"]
+    assert task["cell"]["train"]["steps"] == 10 and lm["cell"]["train"]["steps"] == 20  # task_train is for synthetic tasks
+    assert task["provenance"]["corpus"].startswith("generated: flip_flop")
+    assert {(m["metric"], m["scale"]) for m in task["metrics"] if m["task"] == "flip_flop"} == {("acc", 1), ("acc", 2)}
+    assert {m["task"] for m in lm["metrics"] if m["metric"] in ("score", "glue_score")} == {"glue/order", "glue"}
+    with duckdb.connect(str(project_root / "results" / "posbench.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM task_scale WHERE task = 'flip_flop'").fetchone() == (2,)
+        assert con.execute("SELECT count(*) FROM glue_scores WHERE metric = 'glue_score'").fetchone() == (1,)
+    index = (project_root / "site" / "_build" / "index.html").read_text()
+    assert "Task flip_flop (acc)" in index and "GLUE-style scores, size tiny" in index
