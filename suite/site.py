@@ -176,10 +176,13 @@ def _encoding_plots(con, encoding: str) -> list[str]:
 
 def _run_pages(con) -> list[dict]:
     runs = _dicts(con, "SELECT * FROM runs ORDER BY encoding")
+    metrics: dict[str, list[dict]] = defaultdict(list)
+    for m in _dicts(con, "SELECT * FROM metrics ORDER BY cell_id, task, metric, scale"):  # one query, not one per run
+        metrics[m["cell_id"]].append(m)
     for r in runs:
         r["cell"] = json.loads(r["cell"])
         r["versions"] = json.loads(r["versions"])
-        r["metrics"] = _dicts(con, "SELECT * FROM metrics WHERE cell_id = ? ORDER BY task, metric, scale", (r["cell_id"],))
+        r["metrics"] = metrics[r["cell_id"]]
     return runs
 
 

@@ -279,8 +279,14 @@ class EvalRecipe(Spec):
     task_examples: int = Field(64, gt=0)  # synthetic tasks: test examples at each scale
 
 
-OFFLINE_GLUE_TASKS = ("acceptability", "order", "paraphrase", "similarity", "duplicate", "inference", "qa_alignment", "rte")
-REAL_GLUE_TASKS = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte")
+def glue_task_names(battery: str) -> tuple[str, ...]:
+    """The battery's tasks, as the modules that build them define them (imported lazily:
+    real GLUE pulls in `datasets`, which a spec check should not pay for up front)."""
+    if battery == "offline":
+        from .glue_tasks import TASKS
+    else:
+        from .glue_data import GLUE_TASKS as TASKS
+    return tuple(TASKS)
 
 
 class GlueRecipe(Spec):
@@ -298,11 +304,11 @@ class GlueRecipe(Spec):
     glue_dir: str | None = None  # real GLUE: a folder in GLUE's own format; None: the datasets cache
 
     def task_names(self) -> list[str]:
-        return list(self.tasks or (OFFLINE_GLUE_TASKS if self.battery == "offline" else REAL_GLUE_TASKS))
+        return list(self.tasks or glue_task_names(self.battery))
 
     @pydantic.model_validator(mode="after")
     def _known_tasks(self):
-        known = OFFLINE_GLUE_TASKS if self.battery == "offline" else REAL_GLUE_TASKS
+        known = glue_task_names(self.battery)
         for t in self.tasks or []:
             if t not in known:
                 raise ValueError(f"unknown {self.battery} GLUE task '{t}'{did_you_mean(t, known)}; known: {', '.join(known)}")

@@ -81,14 +81,14 @@ class LanguageModel(L.LightningModule):
         self.save_hyperparameters()
         self.cell = Cell.from_dict(cell)
         self.model = build_model(self.cell)
-        self.last_loss = float("nan")
+        self.last_loss = torch.tensor(float("nan"))  # a tensor: reading it each step would sync the device
 
     def training_step(self, batch, batch_idx):
         x, y = batch  # [B, T] each
         logits = self.model(x)  # [B, T, V]
         loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), ignore_index=IGNORE)
         self.log("train_loss", loss, prog_bar=True)
-        self.last_loss = loss.item()
+        self.last_loss = loss.detach()
         return loss
 
     def configure_optimizers(self):
@@ -136,7 +136,7 @@ def fit(cell: Cell, checkpoint_dir: Path, progress_bar: bool = True, **trainer_o
     checkpoint = checkpoint_dir / f"{cell.cell_id}.ckpt"
     trainer.save_checkpoint(checkpoint)
     tokens = cell.train.steps * cell.train.batch_size * cell.train.seq_len
-    stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall, "final_train_loss": module.last_loss,
+    stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall, "final_train_loss": module.last_loss.item(),
              "peak_memory_mb": peak_memory_mb(), "n_params": module.model.num_params(),
              "device": "cuda:" + torch.cuda.get_device_name() if settings["accelerator"] == "gpu" else "cpu",
              "precision": settings["precision"], "attention_path": module.model.path.value}
