@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from .data.corpus import load_corpus
-from .evaluate import evaluate_lm
+from .evaluation.extrapolation import evaluate_lm
 from .grid import Cell
 from .records import SCHEMA_VERSION, git_commit, package_versions, write_record
 from .specs import Project
@@ -53,7 +53,7 @@ def _display_path(path: Path, root: Path) -> str:
 def evaluate_cell(cell: Cell, model, project: Project, log) -> tuple[list[dict], list[dict]]:
     """(metric rows, curve rows) for a trained cell: by task kind, plus GLUE-style scores."""
     if cell.task.kind == "synthetic":
-        from .task_eval import evaluate_tasks
+        from .evaluation.lmeval_tasks import evaluate_tasks
 
         workdir = project.results / "lmeval" / cell.cell_id
         metrics = evaluate_tasks(model, cell.train.seq_len, [cell.task.generator], list(cell.scales),
@@ -64,14 +64,14 @@ def evaluate_cell(cell: Cell, model, project: Project, log) -> tuple[list[dict],
         metrics, curves = evaluate_lm(model, corpus["test"], cell.train.seq_len, cell.scales, cell.eval.tokens,
                                       cell.eval.batch_size, cell.eval.curve_buckets, task=cell.task.name)
         if cell.eval.lmeval_rolling:
-            from .task_eval import evaluate_lm_rolling
+            from .evaluation.lmeval_tasks import evaluate_lm_rolling
 
             # the same span through lm-eval's rolling log-likelihood, recorded beside the direct figure
             rolling = evaluate_lm_rolling(model, cell.train.seq_len, corpus["test"], list(cell.scales), cell.eval.tokens,
                                           project.results / "lmeval" / cell.cell_id, cell.eval.batch_size, task=cell.task.name)
             metrics += [{**row, "metric": "bpb_lmeval"} for row in rolling]
     if cell.glue is not None:
-        from .glue import evaluate_glue
+        from .evaluation.glue import evaluate_glue
 
         metrics += evaluate_glue(model, cell.glue, cell.seed, log=log)
     return metrics, curves

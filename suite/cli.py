@@ -110,7 +110,7 @@ def cmd_eval(args) -> int:
     from .data.synthetic import TASKS
     from .records import read_record, write_record
     from .registry import did_you_mean
-    from .task_eval import evaluate_tasks
+    from .evaluation.lmeval_tasks import evaluate_tasks
     from .train import load_checkpoint
 
     project = _project(args)

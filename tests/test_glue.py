@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from suite.encodings import ENCODINGS
-from suite.glue import SequenceHead, encode_batch, evaluate_glue
-from suite.glue_tasks import TASKS as OFFLINE
+from suite.evaluation.glue import SequenceHead, encode_batch, evaluate_glue
+from suite.evaluation.glue_tasks import TASKS as OFFLINE
 from suite.model import ModelConfig, Transformer
 from suite.specs import GlueRecipe
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from suite.glue_metrics import METRICS, compute, compute_task, macro_average, task_score
-from suite.glue_tasks import TASKS
+from suite.evaluation.glue_metrics import METRICS, compute, compute_task, macro_average, task_score
+from suite.evaluation.glue_tasks import TASKS
 
 # predictions vs labels, position by position:
 #   pred  1 0 1 1 0

@@ -25,7 +25,7 @@ from suite.encodings.base import NoParams
 from suite.encodings.rotary import Rotary, RotaryParams
 from suite.encodings.simple import ALiBi, SinusoidalParams
 from suite.grid import expand
-from suite.lmeval import PosBenchLM, decode, encode
+from suite.evaluation.lmeval_adapter import PosBenchLM, decode, encode
 from suite.model import ModelConfig, Transformer
 from suite.specs import Project, load_grid
 from suite.train import fit

@@ -14,9 +14,9 @@ import yaml
 from suite.data.corpus import load_corpus
 from suite.data.synthetic import generate
 from suite.encodings.simple import SinusoidalParams
-from suite.evaluate import evaluate_lm
-from suite.lmeval import POLICY, PosBenchLM
-from suite.task_eval import (
+from suite.evaluation.extrapolation import evaluate_lm
+from suite.evaluation.lmeval_adapter import POLICY, PosBenchLM
+from suite.evaluation.lmeval_tasks import (
     effective_length,
     evaluate_lm_rolling,
     evaluate_tasks,

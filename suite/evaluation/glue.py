@@ -28,12 +28,12 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import glue_metrics
-from .data.corpus import corpus_files
+from ..data.corpus import corpus_files
 from .glue_tasks import build_task, eligible_lines, input_text
 from .glue_tasks import get_task as get_offline_task
-from .model import Transformer
-from .specs import CorpusSpec, GlueRecipe
-from .train import device_settings, warmup_cosine
+from ..model import Transformer
+from ..specs import CorpusSpec, GlueRecipe
+from ..train import device_settings, warmup_cosine
 
 PAD = 0  # NUL: never part of a task's printable-ASCII text
 

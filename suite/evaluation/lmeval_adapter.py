@@ -8,7 +8,7 @@ lm-eval's own defaults (its rolling windows change with its max length).
 Tokens are bytes: text is encoded as UTF-8 (with ``surrogateescape``, so any byte
 string round-trips through ``str``; for valid UTF-8 it is plain UTF-8), exactly
 as :mod:`suite.data.tokenizer` does. There is no BOS token, so **a byte with no
-context before it is never scored** (the direct evaluator, :mod:`suite.evaluate`,
+context before it is never scored** (the direct evaluator, :mod:`suite.evaluation.extrapolation`,
 does the same: its first target is the second byte of the span).
 
 Window policy (also :attr:`PosBenchLM.policy`, recorded with every figure):
@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from .model import Transformer
+from ..model import Transformer
 
 POLICY = {
     "loglikelihood": "context+continuation left-truncated to the last eval_len inputs; the continuation's bytes "
@@ -125,7 +125,7 @@ class PosBenchLM(LM):
         if (model is None) == (checkpoint is None):
             raise ValueError("give exactly one of model (with train_len) or checkpoint")
         if checkpoint is not None:
-            from .train import load_checkpoint  # Lightning is imported only when a checkpoint is read
+            from ..train import load_checkpoint  # Lightning is imported only when a checkpoint is read
 
             module = load_checkpoint(Path(checkpoint))
             model, train_len = module.model, module.cell.train.seq_len

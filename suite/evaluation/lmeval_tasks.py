@@ -6,7 +6,7 @@ exactly ``s x L`` bytes (:func:`suite.data.synthetic.generate`), writes them to 
 JSONL file under a work directory, writes a concrete lm-eval task config that
 includes a template from ``tasks/lmeval/`` with the file's *absolute* path (lm-eval
 resolves relative ``data_files`` against the working directory), and runs
-``lm_eval.simple_evaluate`` with :class:`suite.lmeval.PosBenchLM` at that eval
+``lm_eval.simple_evaluate`` with :class:`suite.evaluation.lmeval_adapter.PosBenchLM` at that eval
 length. lm-eval computes and aggregates every figure; the rows here are what it
 returns, in PosBench's long form::
 
@@ -24,7 +24,7 @@ Work directory layout (everything lm-eval reads is under it; it can be deleted):
     <workdir>/tasks/<task name>.yaml                              concrete lm-eval configs
     <workdir>/hf_cache/                                           the datasets cache
 
-Each task config can be rerun by hand, after ``import suite.lmeval`` (which
+Each task config can be rerun by hand, after ``import suite.evaluation.lmeval_adapter`` (which
 registers the model ``posbench``)::
 
     lm_eval.simple_evaluate(model="posbench", model_args="checkpoint=<ckpt>,eval_len=<s x L>",
@@ -51,12 +51,12 @@ from pathlib import Path
 import torch
 import yaml
 
-from .data.synthetic import get_task, generate
-from .evaluate import evaluation_span
-from .lmeval import POLICY, PosBenchLM, bytes_as_latin1
-from .model import Transformer
+from ..data.synthetic import get_task, generate
+from .extrapolation import evaluation_span
+from .lmeval_adapter import POLICY, PosBenchLM, bytes_as_latin1
+from ..model import Transformer
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "tasks" / "lmeval"
+TEMPLATES = Path(__file__).resolve().parents[2] / "tasks" / "lmeval"
 TOLERANCE = 0.1  # effective length: within 10% (relative) of the 1x value
 BREAKDOWNS: Mapping[str, str] = {"passkey": "depth"}
 """Tasks whose accuracy is also reported per value of an example's meta field:
@@ -247,10 +247,10 @@ def evaluate_lm_rolling(model: Transformer, train_len: int, source: Path | str |
     """Bits per byte at every scale (and 1x) by lm-eval's rolling log-likelihood.
 
     ``source`` is a text file (its bytes), bytes, or a token tensor (e.g. a corpus's test
-    split). The span is :func:`suite.evaluate.evaluation_span` of it, as the direct
+    split). The span is :func:`suite.evaluation.extrapolation.evaluation_span` of it, as the direct
     evaluator takes it (the first ``k * max(scales) * L + 1`` bytes, ``k`` whole windows
     within the ``tokens`` budget), so on the same arguments the figures equal
-    :func:`suite.evaluate.evaluate_lm`'s ``bpb``. lm-eval reports no stderr for
+    :func:`suite.evaluation.extrapolation.evaluate_lm`'s ``bpb``. lm-eval reports no stderr for
     bits_per_byte; ``n`` is the number of bytes scored.
     """
     if isinstance(source, (str, Path)):

@@ -23,10 +23,10 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from .registry import did_you_mean
+from ..registry import did_you_mean
 
 if TYPE_CHECKING:
-    from suite.glue_tasks import GlueTask
+    from suite.evaluation.glue_tasks import GlueTask
 
 
 def _accuracy(predictions: np.ndarray, labels: np.ndarray) -> float:

@@ -41,7 +41,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, Sequence
 
-from .registry import did_you_mean
+from ..registry import did_you_mean
 
 SEPARATOR = "\x1f"  # ASCII unit separator; every part is printable ASCII, so it never occurs in one
 MAX_BYTES = 128  # longest model input of any example, separator included

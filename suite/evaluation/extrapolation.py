@@ -16,7 +16,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .model import Transformer
+from ..model import Transformer
 
 WINDOW_POLICY = "non-overlapping windows of exactly eval_len; every byte scored once; no carried context"
 LN2 = math.log(2)

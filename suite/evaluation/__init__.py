@@ -1,0 +1,1 @@
+"""Evaluation: everything that turns a trained model into metric rows."""
