@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from . import plots
 from .store import connect_readonly
-from .evaluation.lmeval_tasks import TOLERANCE, effective_length, extrapolation_score
+from .scores import TOLERANCE, effective_length, extrapolation_score
 
 
 def _env() -> Environment:

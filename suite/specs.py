@@ -16,93 +16,16 @@ Spec kinds and where they live (relative to the project root):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from .registry import did_you_mean
 
-# -- errors ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SpecError:
-    file: str
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.field}: {self.message}"
-
-
-class SpecErrors(Exception):
-    def __init__(self, errors: list[SpecError]):
-        self.errors = errors
-        super().__init__("\n".join(str(e) for e in errors))
-
-
-# -- YAML with line numbers --------------------------------------------------------
-
-
-@dataclass
-class YamlDoc:
-    """A parsed YAML file plus the line of every key path in it."""
-
-    path: Path
-    data: Any
-    lines: dict[tuple, int] = field(default_factory=dict)
-    problems: list[SpecError] = field(default_factory=list)
-
-    def line(self, loc: tuple) -> int:
-        """The line of the deepest known prefix of ``loc`` (1 for the document)."""
-        for end in range(len(loc), 0, -1):
-            if loc[:end] in self.lines:
-                return self.lines[loc[:end]]
-        return 1
-
-    def error(self, loc: tuple, message: str) -> SpecError:
-        return SpecError(str(self.path), self.line(loc), ".".join(str(p) for p in loc) or "(file)", message)
-
-
-def _index_lines(node, loc: tuple, doc: YamlDoc) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key_node, value_node in node.value:
-            key = key_node.value
-            if key in seen:
-                doc.problems.append(SpecError(str(doc.path), key_node.start_mark.line + 1, ".".join(map(str, loc + (key,))), "duplicate key"))
-            seen.add(key)
-            doc.lines[loc + (key,)] = key_node.start_mark.line + 1
-            _index_lines(value_node, loc + (key,), doc)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            doc.lines[loc + (i,)] = item.start_mark.line + 1
-            _index_lines(item, loc + (i,), doc)
-
-
-def read_yaml(path: Path) -> YamlDoc:
-    """Parse ``path``; syntax errors become a :class:`SpecErrors` naming the line."""
-    path = Path(path)
-    if not path.is_file():
-        raise SpecErrors([SpecError(str(path), 1, "(file)", "no such file")])
-    text = path.read_text()
-    try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise SpecErrors([SpecError(str(path), (mark.line + 1) if mark else 1, "(syntax)", str(exc.problem or exc))]) from None
-    doc = YamlDoc(path, data)
-    if node is not None:
-        _index_lines(node, (), doc)
-    if not isinstance(data, dict):
-        doc.problems.append(SpecError(str(path), 1, "(file)", "expected a mapping of keys to values"))
-    return doc
+from .yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
 
 
 def _pydantic_errors(doc: YamlDoc, exc: pydantic.ValidationError, prefix: tuple = (), fields=None) -> list[SpecError]:
@@ -135,6 +58,16 @@ class Spec(BaseModel):
 # -- encodings --------------------------------------------------------------------
 
 
+class Conformance(Spec):
+    """What an encoding's golden values were checked against (shown on its page)."""
+
+    reference: str  # repository or library, e.g. "huggingface/transformers"
+    version: str  # the pinned version or the commit the golden script ran
+    script: str  # the committed script that regenerates the golden values
+    tolerance: float = Field(1e-5, gt=0)
+    convention: str = ""  # e.g. "half-split rotary pairs"
+
+
 class EncodingSpec(Spec):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     display_name: str
@@ -143,6 +76,10 @@ class EncodingSpec(Spec):
     impl: str
     params: dict[str, Any] = {}
     description: str = ""
+    # The encoding whose checkpoint this one evaluates (training-free variants: YaRN, PI,
+    # NTK, ReRoPE ... train as RoPE). None: it trains as itself.
+    trains_as: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    conformance: Conformance | None = None
     source: str = Field("", exclude=True)  # the file it came from (provenance, not content)
 
     def resolved_params(self):
@@ -283,9 +220,9 @@ def glue_task_names(battery: str) -> tuple[str, ...]:
     """The battery's tasks, as the modules that build them define them (imported lazily:
     real GLUE pulls in `datasets`, which a spec check should not pay for up front)."""
     if battery == "offline":
-        from .glue_tasks import TASKS
+        from .evaluation.glue_tasks import TASKS
     else:
-        from .glue_data import GLUE_TASKS as TASKS
+        from .evaluation.glue_data import GLUE_TASKS as TASKS
     return tuple(TASKS)
 
 
