@@ -17,10 +17,11 @@ from pathlib import Path
 import lightning as L
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 from .data.corpus import load_corpus
 from .data.synthetic_train import IGNORE, SyntheticBatches
+from .data.windows import RandomWindows
 from .grid import Cell
 from .model import ModelConfig, Transformer
 
@@ -30,22 +31,6 @@ def build_model(cell: Cell) -> Transformer:
                       d_ff=cell.size.d_ff, train_len=cell.train.seq_len)
     impl, params = cell.encoding.implementation(), cell.encoding.resolved_params()
     return Transformer(cfg, lambda: impl(params, cfg.dims))
-
-
-class RandomWindows(Dataset):
-    """``n`` windows of ``length + 1`` tokens at offsets drawn once from ``seed``."""
-
-    def __init__(self, tokens: torch.Tensor, length: int, n: int, seed: int):
-        self.tokens, self.length = tokens, length
-        gen = torch.Generator().manual_seed(seed)
-        self.offsets = torch.randint(0, len(tokens) - length - 1, (n,), generator=gen)
-
-    def __len__(self):
-        return len(self.offsets)
-
-    def __getitem__(self, i):
-        window = self.tokens[self.offsets[i] : self.offsets[i] + self.length + 1].long()
-        return window[:-1], window[1:]
 
 
 class CellDataModule(L.LightningDataModule):
