@@ -6,4 +6,4 @@ specs -> grid -> train -> evaluate -> store -> site.
 """
 
 RECIPE_VERSION = 1
-"""Bumped whenever training or evaluation code changes results; part of every cell id."""
+"""Bumped whenever training or evaluation code changes results; part of every training run id."""

@@ -1,9 +1,9 @@
 """The ``posbench`` command.
 
     posbench validate PATH...   check spec files without training anything
-    posbench plan GRID          the grid's cells and their status
-    posbench run GRID           run every cell not done yet, then ingest and render the site
-    posbench eval CELL --tasks  lm-eval tasks on one trained cell, stored with its record
+    posbench plan GRID          the grid's training runs and evaluations, and their status
+    posbench run GRID           train and evaluate what is missing, then ingest and render the site
+    posbench eval RUN --tasks   lm-eval tasks on one trained run, each an evaluation record
     posbench ingest             run records -> results/posbench.duckdb
     posbench site               DuckDB -> site/_build/
     posbench leaderboard        the leaderboard as a table in the terminal
@@ -35,23 +35,26 @@ def _project(args) -> Project:
     return Project(Path(args.root).resolve())
 
 
-def _load_cells(args):
-    from .grid import cell_status, expand
-    from .specs import load_grid
+def _load_plan(args):
+    from .grid import load_plan
 
     project = _project(args)
-    grid = load_grid(Path(args.grid), project)
-    cells = expand(grid)
-    return project, grid, cells, {c.cell_id: cell_status(c, project.runs) for c in cells}
+    grid, plan = load_plan(Path(args.grid), project)
+    return project, grid, plan
 
 
 def cmd_validate(args) -> int:
-    from .specs import validate_path
+    from .grid import check_grid
+    from .specs import load_grid, validate_path
 
     errors = []
     for path in args.paths:
         try:
             kind = validate_path(Path(path), _project(args))
+            if kind == "grid":  # the checks that need the registries: evaluators, shared checkpoints
+                problems = check_grid(load_grid(Path(path), _project(args)))
+                if problems:
+                    raise SpecErrors(problems)
             console.print(f"[green]ok[/] {path} ({kind})")
         except SpecErrors as exc:
             errors += exc.errors
@@ -59,98 +62,112 @@ def cmd_validate(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    project, grid, cells, status = _load_cells(args)
-    table = Table(title=f"grid {grid.spec.name}: {len(cells)} cells x {len(grid.spec.scales)} scales")
-    for col in ("cell id", "encoding", "size", "task", "seed", "status", "not applicable at"):
-        table.add_column(col)
-    from .records import read_record
+    from .records import status_of
+    from .runner import eval_path, run_path
 
+    project, grid, plan = _load_plan(args)
+    table = Table(title=f"grid {grid.spec.name}: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations")
+    for col in ("run id", "trained as", "evaluated as", "size", "task", "seed", "training", "evaluations"):
+        table.add_column(col)
     colors = {"done": "green", "failed": "red", "todo": "yellow"}
-    for cell in cells:
-        st = status[cell.cell_id]
-        na = ""
-        if st == "done":
-            rec = read_record(project.runs / f"{cell.cell_id}.json")
-            na = ", ".join(f"{m['scale']}x" for m in rec["metrics"] if m["status"] == "not_applicable")
-        table.add_row(cell.cell_id, cell.encoding.name, cell.size.name, cell.task.name, str(cell.seed),
-                      f"[{colors.get(st, 'white')}]{st}[/]", na)
+    totals = {"done": 0, "todo": 0, "failed": 0}
+    trained = {"done": 0, "todo": 0, "failed": 0}
+    for run in plan.runs:
+        st = status_of(run_path(project, run), "training_run")
+        trained[st] += 1
+        evals = plan.evaluations_of(run)
+        counts = {"done": 0, "todo": 0, "failed": 0}
+        for e in evals:
+            counts[status_of(eval_path(project, e), "evaluation")] += 1
+        for k, v in counts.items():
+            totals[k] += v
+        shown = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        names = ", ".join(sorted({e.encoding.name for e in evals if e.encoding.name != run.encoding.name})) or "itself"
+        table.add_row(run.run_id, run.encoding.name, names, run.size.name, run.task.name, str(run.seed),
+                      f"[{colors[st]}]{st}[/]", shown)
     console.print(table)
-    counts = {s: list(status.values()).count(s) for s in ("done", "todo", "failed")}
-    console.print(", ".join(f"{v} {k}" for k, v in counts.items()))
+    console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))
+    console.print("evaluations: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
     return 0
 
 
 def cmd_run(args) -> int:
     from .executors.local import run_local
+    from .runner import pending
 
-    project, grid, cells, status = _load_cells(args)
-    todo = [c for c in cells if status[c.cell_id] == "todo" or (status[c.cell_id] == "failed" and args.retry_failed)]
-    console.print(f"grid [bold]{grid.spec.name}[/]: {len(cells)} cells, {len(cells) - len(todo)} done, {len(todo)} to run")
-    records = run_local(todo, project, console, progress_bar=not args.quiet) if todo else []
+    _quiet_libraries()
+    project, grid, plan = _load_plan(args)
+    work = pending(plan, project, args.retry_failed)
+    n_evals = sum(len(v) for v in work.values())
+    console.print(f"grid [bold]{grid.spec.name}[/]: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations; "
+                  f"{len(work)} run(s) with work to do, {n_evals} evaluation(s) to run")
+    progress = run_local(plan, project, console, retry_failed=args.retry_failed, progress_bar=not args.quiet)
     _ingest_and_render(project, args)
-    failed = [r for r in records if r["status"] == "failed"]
-    if failed:
-        err_console.print(f"[red]{len(failed)} cell(s) failed[/]; their reasons are in the records and on the site")
-    return 1 if failed else 0
+    if progress.failed:
+        err_console.print(f"[red]{len(progress.failed)} piece(s) failed[/]; their reasons are in the records and on the site")
+    return 1 if progress.failed else 0
+
+
+def _ingest(project: Project) -> None:
+    from .store import ingest
+
+    report = ingest(project.runs, project.evals, project.database)
+    for problem in report.problems:
+        err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
+    console.print(f"ingested {report.runs} training run(s) and {report.evaluations} evaluation(s) into {project.database}"
+                  + (f"; {len(report.problems)} unusable record(s) skipped" if report.problems else ""))
 
 
 def _ingest_and_render(project: Project, args) -> None:
     from .site import render
-    from .store import ingest
 
-    n = ingest(project.runs, project.database)
-    console.print(f"ingested {n} record(s) into {project.database}")
+    _ingest(project)
     if not getattr(args, "no_site", False):
         index = render(project.database, project.site)
         console.print(f"site: {index}")
 
 
 def cmd_eval(args) -> int:
-    """lm-eval on one trained cell; the rows join the cell's record, then ingest and render."""
+    """lm-eval tasks on one trained run: each (task, scale) an evaluation with its own record."""
     from .data.synthetic import TASKS
-    from .records import read_record, write_record
+    from .grid import TrainingRun, evaluations_for
+    from .records import RecordError, read_record
     from .registry import did_you_mean
-    from .evaluation.lmeval_tasks import evaluate_tasks
+    from .runner import evaluate, report_evaluation
+    from .specs import load_encoding
+    from .task_kinds import EvalRequest
     from .train import load_checkpoint
 
+    _quiet_libraries()
     project = _project(args)
-    checkpoint = Path(args.cell) if args.cell.endswith(".ckpt") else project.checkpoints / f"{args.cell}.ckpt"
+    checkpoint = project.checkpoints / f"{args.run}.ckpt"
     if not checkpoint.is_file():
         known = [p.stem for p in project.checkpoints.glob("*.ckpt")]
-        raise FileNotFoundError(f"no checkpoint {checkpoint}{did_you_mean(args.cell, known)}")
+        raise FileNotFoundError(f"no checkpoint {checkpoint}{did_you_mean(args.run, known)}")
     tasks = [t for t in args.tasks.split(",") if t]
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
         for t in unknown:
             err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
         return 1
+    try:
+        run = TrainingRun.from_dict(read_record(project.runs / f"{args.run}.json", "training_run")["run"])
+    except RecordError as exc:
+        err_console.print(f"error: {exc}", markup=False)
+        return 1
+    encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
+    scales = [int(s) for s in args.scales.split(",")]
+    requests = [EvalRequest("lmeval_task", {"task": t, "examples": args.examples}) for t in tasks]
     module = load_checkpoint(checkpoint)
-    cell = module.cell
-    scales = [int(s) for s in args.scales.split(",")] if args.scales else list(cell.scales)
-    console.print(f"evaluating {cell.label} [dim]{cell.cell_id}[/] on {', '.join(tasks)} at {scales}x")
-    rows = evaluate_tasks(module.model, cell.train.seq_len, tasks, scales, n=args.examples, seed=cell.seed,
-                          workdir=project.results / "lmeval" / cell.cell_id, batch_size=cell.eval.batch_size)
-    for row in rows:
-        if row["metric"] == "acc":
-            console.print(f"  {row['task']:<16} {row['scale']:>3}x  acc {_fmt(row['value'])}")
-    record_path = project.runs / f"{cell.cell_id}.json"
-    if record_path.is_file():
-        record = read_record(record_path)
-        replaced = {(r["task"], r["metric"], r["scale"]) for r in rows}
-        record["metrics"] = [m for m in record["metrics"] if (m["task"], m["metric"], m["scale"]) not in replaced] + rows
-        write_record(record, project.runs)
-        _ingest_and_render(project, args)
-    else:
-        console.print(f"[yellow]no run record {record_path}: figures printed, not stored[/]")
+    console.print(f"evaluating {run.label} [dim]{run.run_id}[/] as {encoding.name} on {', '.join(tasks)} at {scales}x")
+    for evaluation in evaluations_for(run, [encoding], requests, scales):
+        report_evaluation(console, evaluate(evaluation, module, project, log=console.print))
+    _ingest_and_render(project, args)
     return 0
 
 
 def cmd_ingest(args) -> int:
-    from .store import ingest
-
-    project = _project(args)
-    n = ingest(project.runs, project.database)
-    console.print(f"ingested {n} record(s) into {project.database}")
+    _ingest(_project(args))
     return 0
 
 
@@ -214,26 +231,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("plan", help="show a grid's cells and their status (done / todo / failed / not applicable)")
+    p = sub.add_parser("plan", help="show a grid's training runs and evaluations and their status")
     p.add_argument("grid", metavar="GRID")
     p.set_defaults(func=cmd_plan)
 
-    p = sub.add_parser("run", help="run every cell of GRID not done yet, then ingest and render the site")
+    p = sub.add_parser("run", help="train and evaluate what GRID lacks, then ingest and render the site")
     p.add_argument("grid", metavar="GRID")
-    p.add_argument("--no-retry-failed", dest="retry_failed", action="store_false", help="leave failed cells as they are")
+    p.add_argument("--no-retry-failed", dest="retry_failed", action="store_false", help="leave failed pieces as they are")
     p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
     p.add_argument("--quiet", action="store_true", help="no per-step training progress bar")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("eval", help="run lm-eval tasks on one trained cell and store the results with its record")
-    p.add_argument("cell", metavar="CELL", help="a cell id (results/checkpoints/CELL.ckpt) or a checkpoint path")
+    p = sub.add_parser("eval", help="run lm-eval tasks on one trained run; each result is an evaluation record")
+    p.add_argument("run", metavar="RUN", help="a training run id (see `posbench plan`)")
     p.add_argument("--tasks", required=True, help="comma-separated synthetic tasks, e.g. copy,passkey")
-    p.add_argument("--scales", help="comma-separated scales (default: the cell's grid scales)")
+    p.add_argument("--scales", default="1,2,4,8,16", help="comma-separated scales (default 1,2,4,8,16)")
+    p.add_argument("--encoding", help="evaluate as this encoding (a training-free variant of the run's; default: as trained)")
     p.add_argument("--examples", type=int, default=64, help="test examples per task and scale (default 64)")
     p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("ingest", help="build results/posbench.duckdb from results/runs/*.json (idempotent)")
+    p = sub.add_parser("ingest", help="build results/posbench.duckdb from the records in results/ (idempotent)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("site", help="render the static leaderboard site into site/_build/")
@@ -265,7 +283,6 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         os.environ["TQDM_DISABLE"] = "1"  # also lm-eval's request bars
-    _quiet_libraries()
     try:
         return args.func(args)
     except SpecErrors as exc:

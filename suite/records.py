@@ -1,33 +1,65 @@
-"""Run records: one JSON file per cell, the source of truth for every figure.
+"""Records: one JSON file per training run and per evaluation, the source of truth.
 
-``results/runs/<cell_id>.json`` holds the cell (its resolved spec), provenance,
-status (``done`` or ``failed`` with the reason), every metric in long form
-``(task, metric, scale, eval_len, value, stderr, n, status, window_policy)`` and the
-per-position loss curves. Files are written atomically (temp file + rename), so a
-crash or preemption never leaves half a record, and a reader never sees one.
+* ``results/runs/<run_id>.json``: a training run (its resolved spec, provenance,
+  status ``done`` or ``failed`` with the reason, the checkpoint's path);
+* ``results/evals/<eval_id>.json``: an evaluation (its run, evaluator, settings,
+  encoding as evaluated, scale, status, metric rows in long form, curves).
+
+Files are written atomically (a temporary file that no reader's ``*.json`` matches,
+then a rename), so a crash or a kill never leaves half a record and a reader never
+sees one. Numbers JSON cannot hold (NaN, infinity) are stored as null. Every reader
+goes through :func:`scan`, which reports each file it cannot use (file and reason)
+instead of failing on it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TRACKED_PACKAGES = ("torch", "lightning", "lm_eval", "duckdb", "posbench")
+REQUIRED = {
+    "training_run": ("run_id", "run", "encoding", "size", "task", "seed", "status"),
+    "evaluation": ("eval_id", "run_id", "evaluator", "encoding", "size", "task", "seed", "status", "metrics", "curves"),
+}
+ID_KEY = {"training_run": "run_id", "evaluation": "eval_id"}
 
 
-def write_record(record: dict, runs_dir: Path) -> Path:
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    path = runs_dir / f"{record['cell_id']}.json"
-    fd, tmp = tempfile.mkstemp(dir=runs_dir, prefix=".tmp-", suffix=".json")
+class RecordError(Exception):
+    """A record file that cannot be used; ``str()`` names the file and the reason."""
+
+    def __init__(self, path: Path, reason: str):
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"{path}: {reason}")
+
+
+def _json_safe(value):
+    """NaN and infinity become None (JSON has neither); everything else as it is."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def write_record(record: dict, directory: Path) -> Path:
+    """Write ``record`` as ``directory/<its id>.json``, atomically."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{record[ID_KEY[record['kind']]]}.json"
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")  # never matches *.json
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(record, f, indent=1, sort_keys=True, allow_nan=False)
+            json.dump(_json_safe(record), f, indent=1, sort_keys=True, allow_nan=False)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -37,14 +69,60 @@ def write_record(record: dict, runs_dir: Path) -> Path:
     return path
 
 
-def read_record(path: Path) -> dict:
-    with open(path) as f:
-        return json.load(f)
+def read_record(path: Path, kind: str | None = None) -> dict:
+    """The record in ``path``, checked for its kind's required keys; :class:`RecordError` if unusable."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(path, f"cannot read: {exc}") from None
+    if not text.strip():
+        raise RecordError(path, "empty file")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(path, f"not valid JSON (line {exc.lineno}: {exc.msg}); truncated?") from None
+    if not isinstance(record, dict):
+        raise RecordError(path, "not a JSON object")
+    if record.get("schema_version") != SCHEMA_VERSION:
+        found = record.get("schema_version")
+        hint = " (a per-cell record of the previous layout: rerun its grid to train and evaluate it again)" if found == 1 else ""
+        raise RecordError(path, f"schema version {found!r}, expected {SCHEMA_VERSION}{hint}")
+    found_kind = record.get("kind")
+    if found_kind not in REQUIRED or (kind is not None and found_kind != kind):
+        raise RecordError(path, f"record kind {found_kind!r}, expected {kind or ' or '.join(REQUIRED)!r}")
+    missing = [k for k in REQUIRED[found_kind] if k not in record]
+    if missing:
+        raise RecordError(path, f"missing {', '.join(missing)}")
+    if record[ID_KEY[found_kind]] != Path(path).stem:
+        raise RecordError(path, f"its {ID_KEY[found_kind]} {record[ID_KEY[found_kind]]!r} does not match the file name")
+    return record
 
 
-def iter_records(runs_dir: Path):
-    for path in sorted(Path(runs_dir).glob("*.json")):
-        yield read_record(path)
+@dataclass
+class Scan:
+    records: list[dict]
+    problems: list[RecordError]
+
+
+def scan(directory: Path, kind: str) -> Scan:
+    """Every usable record of ``kind`` in ``directory``, and a report of every file that is not."""
+    out = Scan([], [])
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            out.records.append(read_record(path, kind))
+        except RecordError as exc:
+            out.problems.append(exc)
+    return out
+
+
+def status_of(path: Path, kind: str) -> str:
+    """``todo`` (no usable record), or the record's status (``done`` / ``failed``)."""
+    if not path.is_file():
+        return "todo"
+    try:
+        return read_record(path, kind)["status"]
+    except RecordError:
+        return "todo"  # an unreadable record is redone (and ingest reports it)
 
 
 def git_commit(cwd: Path | None = None) -> str | None:

@@ -2,7 +2,7 @@
 
 Pages: ``index.html`` (leaderboards, coverage, downloads), ``encodings/<name>.html``
 (paper, parameters, scale behaviour, loss-vs-position and bpb-vs-scale plots), and
-``runs/<cell_id>.html`` (provenance and spec). All text from specs is escaped by
+``runs/<run_id>.html`` (a training run: provenance, spec, every evaluation of its checkpoint). All text from specs is escaped by
 Jinja2's autoescape; CSS and JavaScript are inlined, so no external assets.
 """
 
@@ -46,7 +46,8 @@ def _scale_boards(rows: list[dict], title, value_key: str, lower_is_better: bool
         if r["scale"] not in board["scales"]:
             board["scales"].append(r["scale"])
         entry = board["rows"].setdefault(r["encoding"], {"encoding": r["encoding"], "display_name": r["display_name"],
-                                                         "family": r.get("family"), "value": {}, "stderr": {},
+                                                         "family": r.get("family"), "trained_as": r.get("trained_as"),
+                                                         "value": {}, "stderr": {},
                                                          "ratio": {}, "eval_len": {}, "n_seeds": r["n_seeds"]})
         applicable = not r["not_applicable"]
         entry["value"][r["scale"]] = r[value_key] if applicable else None
@@ -126,34 +127,39 @@ def no_free_lunch(lm_boards: list[dict], glue: list[dict]) -> str | None:
 
 
 def _encoding_pages(con) -> list[dict]:
-    runs = _dicts(con, "SELECT * FROM runs ORDER BY encoding, size, task, seed")
-    by_encoding: dict[str, list[dict]] = defaultdict(list)
-    for r in runs:
-        r["cell"] = json.loads(r["cell"])
-        r["params"] = json.loads(r["params"])
-        by_encoding[r["encoding"]].append(r)
+    """One page per encoding as evaluated: its spec, the checkpoints it was evaluated on, plots."""
+    evals = _dicts(con, """
+        SELECT encoding, any_value(display_name) AS display_name, any_value(family) AS family,
+               any_value(paper) AS paper, any_value(spec) AS spec, any_value(params) AS params,
+               any_value(trained_as) AS trained_as, any_value(scale_behaviour) AS scale_behaviour,
+               any_value(max_length) AS max_length, list(DISTINCT run_id) AS run_ids
+        FROM evaluations WHERE NOT checkpoint_level GROUP BY encoding ORDER BY encoding""")
+    runs = {r["run_id"]: r for r in _dicts(con, "SELECT * FROM runs ORDER BY size, task, seed")}
     pages = []
-    for name, enc_runs in by_encoding.items():
-        first = enc_runs[0]
-        spec = first["cell"]["encoding"]
-        pages.append({"name": name, "display_name": first["display_name"], "family": first["family"],
-                      "paper": first["paper"], "description": spec.get("description", ""), "impl": spec["impl"],
-                      "params": first["params"], "scale_behaviour": first["scale_behaviour"],
-                      "max_length": first["max_length"], "runs": enc_runs, "plots": _encoding_plots(con, name)})
+    for e in evals:
+        spec = json.loads(e["spec"])
+        pages.append({"name": e["encoding"], "display_name": e["display_name"], "family": e["family"],
+                      "paper": e["paper"], "description": spec.get("description", ""), "impl": spec.get("impl"),
+                      "params": json.loads(e["params"]), "conformance": spec.get("conformance"),
+                      "trained_as": e["trained_as"] if e["trained_as"] != e["encoding"] else None,
+                      "scale_behaviour": e["scale_behaviour"], "max_length": e["max_length"],
+                      "runs": [runs[i] for i in sorted(e["run_ids"]) if i in runs],
+                      "plots": _encoding_plots(con, e["encoding"])})
     return pages
 
 
 def _encoding_plots(con, encoding: str) -> list[str]:
     """Loss-vs-position at every scale and bpb-vs-scale, one pair per (size, task)."""
     curves = _dicts(con, """
-        SELECT r.size, c.task, c.scale, any_value(r.cell) AS cell, (c.pos_start + c.pos_end) / 2.0 AS pos, avg(c.value) AS bits
-        FROM curves c JOIN runs r USING (cell_id) WHERE r.encoding = ? AND r.status = 'done'
-        GROUP BY r.size, c.task, c.scale, c.pos_start, c.pos_end ORDER BY r.size, c.task, c.scale, pos""", (encoding,))
+        SELECT e.size, c.task, c.scale, any_value(r.run) AS run, (c.pos_start + c.pos_end) / 2.0 AS pos, avg(c.value) AS bits
+        FROM curves c JOIN evaluations e USING (eval_id) JOIN runs r ON r.run_id = e.run_id
+        WHERE e.encoding = ? AND e.status = 'done'
+        GROUP BY e.size, c.task, c.scale, c.pos_start, c.pos_end ORDER BY e.size, c.task, c.scale, pos""", (encoding,))
     groups: dict[tuple, dict] = defaultdict(lambda: defaultdict(list))
     train_len = {}
     for c in curves:
         groups[(c["size"], c["task"])][f"{c['scale']}x"].append((c["pos"], c["bits"]))
-        train_len[(c["size"], c["task"])] = json.loads(c["cell"])["train"]["seq_len"]
+        train_len[(c["size"], c["task"])] = json.loads(c["run"])["train"]["seq_len"]
     svgs = []
     for key, series in groups.items():
         svgs.append(plots.loss_vs_position(dict(series), train_len[key], f"loss vs position ({key[0]}, {key[1]})"))
@@ -175,14 +181,21 @@ def _encoding_plots(con, encoding: str) -> list[str]:
 
 
 def _run_pages(con) -> list[dict]:
+    """One page per training run: provenance, spec, and every evaluation of its checkpoint."""
     runs = _dicts(con, "SELECT * FROM runs ORDER BY encoding")
     metrics: dict[str, list[dict]] = defaultdict(list)
-    for m in _dicts(con, "SELECT * FROM metrics ORDER BY cell_id, task, metric, scale"):  # one query, not one per run
-        metrics[m["cell_id"]].append(m)
+    for m in _dicts(con, """SELECT m.*, e.encoding AS evaluated_as, e.evaluator FROM metrics m JOIN evaluations e USING (eval_id)
+                            ORDER BY m.run_id, e.encoding, m.task, m.metric, m.scale"""):  # one query, not one per run
+        metrics[m["run_id"]].append(m)
+    failed = defaultdict(list)
+    for e in _dicts(con, "SELECT run_id, eval_id, evaluator, encoding, scale, reason FROM evaluations WHERE status = 'failed'"):
+        failed[e["run_id"]].append(e)
     for r in runs:
-        r["cell"] = json.loads(r["cell"])
+        r["run"] = json.loads(r["run"])
         r["versions"] = json.loads(r["versions"])
-        r["metrics"] = metrics[r["cell_id"]]
+        r["metrics"] = metrics[r["run_id"]]
+        r["failed_evaluations"] = failed[r["run_id"]]
+        r["evaluated_as"] = sorted({m["evaluated_as"] for m in r["metrics"]})
     return runs
 
 
@@ -190,7 +203,7 @@ def _write_downloads(con, out: Path) -> list[str]:
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
     names = []
-    for table in ("runs", "metrics", "curves"):
+    for table in ("runs", "evaluations", "metrics", "curves"):
         for fmt, opts in (("csv", "(HEADER, DELIMITER ',')"), ("parquet", "(FORMAT PARQUET)")):
             target = data / f"{table}.{fmt}"
             con.execute(f"COPY {table} TO '{target}' {opts}")
@@ -230,7 +243,7 @@ def _render(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
         (staging / "encodings" / f"{page['name']}.html").write_text(
             env.get_template("encoding.html").render(enc=page, root="../", **common))
     for run in runs:
-        (staging / "runs" / f"{run['cell_id']}.html").write_text(env.get_template("run.html").render(run=run, root="../", **common))
+        (staging / "runs" / f"{run['run_id']}.html").write_text(env.get_template("run.html").render(run=run, root="../", **common))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return out / "index.html"

@@ -113,6 +113,8 @@ def load_encoding(path: Path) -> EncodingSpec:
     if spec is not None:
         if spec.name != Path(path).stem:
             errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
+        if spec.trains_as == spec.name:
+            errors.append(doc.error(("trains_as",), "an encoding trains as itself by default: remove trains_as"))
         try:
             cls = spec.implementation()
         except (KeyError, TypeError) as exc:
@@ -227,7 +229,7 @@ def glue_task_names(battery: str) -> tuple[str, ...]:
 
 
 class GlueRecipe(Spec):
-    """The GLUE-style fine-tuning protocol; part of every cell id that uses it."""
+    """The GLUE-style fine-tuning protocol; part of every GLUE-style evaluation id."""
 
     battery: Literal["offline", "glue"] = "offline"  # offline: built here from the stdlib; glue: the real thing
     tasks: list[str] | None = None  # default: the battery's eight
@@ -252,6 +254,14 @@ class GlueRecipe(Spec):
         return self
 
 
+class EvaluationEntry(Spec):
+    """One more evaluation of every training run: an evaluator of suite.evaluation and its
+    settings (checked against the evaluator's own Settings when the grid is planned)."""
+
+    evaluator: str
+    settings: dict[str, Any] = {}
+
+
 class GridSpec(Spec):
     name: str
     description: str = ""
@@ -263,7 +273,9 @@ class GridSpec(Spec):
     train: TrainRecipe = TrainRecipe()
     task_train: TrainRecipe | None = None  # the recipe for synthetic tasks; `train` when absent
     eval: EvalRecipe = EvalRecipe()
-    glue: GlueRecipe | None = None  # GLUE-style scores for every cell; none when absent
+    glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
+    evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
+
 
 
 @dataclass(frozen=True)
@@ -279,6 +291,10 @@ class Project:
     @property
     def runs(self) -> Path:
         return self.results / "runs"
+
+    @property
+    def evals(self) -> Path:
+        return self.results / "evals"
 
     @property
     def checkpoints(self) -> Path:
@@ -308,6 +324,7 @@ class Grid:
     encodings: tuple[EncodingSpec, ...]
     sizes: tuple[SizeSpec, ...]
     tasks: tuple[TaskSpec, ...]
+    trained_as: dict[str, EncodingSpec]  # a variant's name -> the spec whose checkpoint it evaluates
 
 
 def load_grid(path: Path, project: Project) -> Grid:
@@ -343,9 +360,30 @@ def load_grid(path: Path, project: Project) -> Grid:
     for i, size in enumerate(loaded["sizes"]):
         if size.d_model % size.n_heads:
             errors.append(doc.error(("sizes", i), f"size '{size.name}': d_model {size.d_model} is not divisible by n_heads {size.n_heads}"))
+    trained_as = {}
+    for i, encoding in enumerate(loaded["encodings"]):
+        if encoding.trains_as:
+            try:
+                trained_as[encoding.name] = load_trained_as(encoding, project)
+            except SpecErrors as exc:
+                errors += exc.errors
     if errors:
         raise SpecErrors(errors)
-    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]))
+    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as)
+
+
+def load_trained_as(encoding: EncodingSpec, project: Project) -> EncodingSpec:
+    """The spec named by ``encoding.trains_as`` (a spec that itself trains as itself)."""
+    doc = read_yaml(Path(encoding.source))
+    target = project.spec_path("encodings", encoding.trains_as, Path(encoding.source).parent)
+    if not target.is_file():
+        known = sorted(p.stem for p in (project.root / "encodings").glob("*.yaml"))
+        raise SpecErrors([doc.error(("trains_as",), f"no encoding '{encoding.trains_as}'{did_you_mean(encoding.trains_as, known)}")])
+    base = load_encoding(target)
+    if base.trains_as:
+        raise SpecErrors([doc.error(("trains_as",), f"'{base.name}' itself trains as '{base.trains_as}': "
+                                                    f"name the spec that is trained ('{base.trains_as}')")])
+    return base
 
 
 def validate_path(path: Path, project: Project) -> str:

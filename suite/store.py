@@ -1,116 +1,133 @@
-"""Run records -> DuckDB: schema, idempotent ingest, leaderboard views.
+"""Records -> DuckDB: schema, ingest, leaderboard views.
 
 The record files are the source of truth; the database is rebuilt from them at
-will. ``ingest`` is the only function that opens the database read-write (DuckDB
-allows one writer, and while it writes nobody else can read), so cluster tasks
-write record files and never touch the database.
+will. ``ingest`` builds a complete new database beside the old one and renames it
+into place: readers see the old file or the new one, never half of one; a corrupt
+database or one of another schema is simply replaced; two ingests at once each
+build their own and the last rename wins. Cluster tasks write record files and
+never touch the database.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import yaml
 
-from .records import iter_records
+from .records import RecordError, scan
+from .rows import CURVE_COLUMNS, METRIC_COLUMNS, metric_info
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    cell_id VARCHAR PRIMARY KEY, encoding VARCHAR, display_name VARCHAR, family VARCHAR, paper VARCHAR,
-    size VARCHAR, task VARCHAR, seed INTEGER, status VARCHAR, reason VARCHAR, scale_behaviour VARCHAR,
-    max_length INTEGER, git_commit VARCHAR, device VARCHAR, precision VARCHAR, attention_path VARCHAR,
-    corpus VARCHAR, corpus_fingerprint VARCHAR, wall_s DOUBLE, train_wall_s DOUBLE,
-    train_tokens_per_s DOUBLE, peak_memory_mb DOUBLE, n_params BIGINT, final_train_loss DOUBLE,
-    finished_at VARCHAR, versions JSON, params JSON, cell JSON
+CREATE TABLE runs (
+    run_id VARCHAR PRIMARY KEY, encoding VARCHAR, display_name VARCHAR, family VARCHAR, size VARCHAR, task VARCHAR,
+    seed BIGINT, status VARCHAR, reason VARCHAR, git_commit VARCHAR, device VARCHAR, precision VARCHAR,
+    attention_path VARCHAR, corpus VARCHAR, corpus_fingerprint VARCHAR, wall_s DOUBLE, train_wall_s DOUBLE,
+    train_tokens_per_s DOUBLE, peak_memory_mb DOUBLE, n_params BIGINT, final_train_loss DOUBLE, finished_at VARCHAR,
+    checkpoint VARCHAR, versions JSON, params JSON, run JSON
 );
-CREATE TABLE IF NOT EXISTS metrics (
-    cell_id VARCHAR, task VARCHAR, metric VARCHAR, scale INTEGER, eval_len INTEGER, value DOUBLE,
-    stderr DOUBLE, n BIGINT, status VARCHAR, window_policy VARCHAR, source VARCHAR
+CREATE TABLE evaluations (
+    eval_id VARCHAR PRIMARY KEY, run_id VARCHAR, evaluator VARCHAR, encoding VARCHAR, display_name VARCHAR,
+    family VARCHAR, paper VARCHAR, trained_as VARCHAR, checkpoint_level BOOLEAN, size VARCHAR, task VARCHAR,
+    seed BIGINT, scale INTEGER, status VARCHAR, reason VARCHAR, scale_behaviour VARCHAR, max_length INTEGER,
+    wall_s DOUBLE, finished_at VARCHAR, settings JSON, params JSON, spec JSON
 );
-CREATE TABLE IF NOT EXISTS curves (
-    cell_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
+CREATE TABLE metrics (
+    eval_id VARCHAR, run_id VARCHAR, task VARCHAR, metric VARCHAR, value DOUBLE, n BIGINT, status VARCHAR,
+    scale INTEGER, eval_len INTEGER, stderr DOUBLE, window_policy VARCHAR, source VARCHAR
+);
+CREATE TABLE curves (
+    eval_id VARCHAR, run_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
     pos_start INTEGER, pos_end INTEGER, value DOUBLE, n BIGINT
 );
-CREATE TABLE IF NOT EXISTS metric_meta (
-    metric VARCHAR PRIMARY KEY, display_name VARCHAR, description VARCHAR, lower_is_better BOOLEAN, unit VARCHAR
+CREATE TABLE metric_meta (
+    metric VARCHAR PRIMARY KEY, display_name VARCHAR, description VARCHAR, lower_is_better BOOLEAN, unit VARCHAR,
+    chance DOUBLE
 );
 """
 
 VIEWS = """
+-- every figure with the entry it belongs to: the encoding as evaluated, on its run
+CREATE VIEW figures AS
+SELECT e.encoding, e.display_name, e.family, e.trained_as, e.checkpoint_level, e.size, e.seed, e.run_id, e.eval_id,
+       e.evaluator, m.task, m.metric, m.scale, m.eval_len, m.value, m.stderr, m.n, m.status, m.source
+FROM metrics m JOIN evaluations e USING (eval_id)
+WHERE e.status = 'done';
+
+-- the encodings evaluated on each run (a checkpoint-level figure, e.g. GLUE-style, belongs to all of them)
+CREATE VIEW entries AS
+SELECT DISTINCT run_id, encoding, display_name, family, trained_as FROM evaluations WHERE NOT checkpoint_level;
+
 -- bits per byte per (encoding, size, task, scale), mean over seeds, with the
 -- extrapolation ratio bpb(s x L) / bpb(L) of the same models.
-CREATE OR REPLACE VIEW lm_scale AS
-WITH per_seed AS (
-    SELECT r.encoding, r.display_name, r.family, r.size, m.task, r.seed, m.scale, m.eval_len, m.value, m.stderr, m.status
-    FROM metrics m JOIN runs r USING (cell_id)
-    WHERE r.status = 'done' AND m.metric = 'bpb'
-), agg AS (
-    SELECT encoding, any_value(display_name) AS display_name, any_value(family) AS family, size, task, scale,
-           any_value(eval_len) AS eval_len, avg(value) AS bpb,
+CREATE VIEW lm_scale AS
+WITH agg AS (
+    SELECT encoding, any_value(display_name) AS display_name, any_value(family) AS family,
+           any_value(trained_as) AS trained_as, size, task, scale, any_value(eval_len) AS eval_len, avg(value) AS bpb,
            CASE WHEN count(value) > 1 THEN stddev_samp(value) / sqrt(count(value)) ELSE max(stderr) END AS stderr,
            count(value) AS n_seeds, bool_and(status = 'not_applicable') AS not_applicable
-    FROM per_seed GROUP BY encoding, size, task, scale
+    FROM figures WHERE metric = 'bpb' GROUP BY encoding, size, task, scale
 )
 SELECT a.*, a.bpb / b.bpb AS ratio
 FROM agg a LEFT JOIN agg b ON a.encoding = b.encoding AND a.size = b.size AND a.task = b.task AND b.scale = 1;
 
--- synthetic-task metrics (through lm-eval) per (encoding, size, task, metric, scale), mean over seeds
-CREATE OR REPLACE VIEW task_scale AS
-SELECT r.encoding, any_value(r.display_name) AS display_name, r.size, m.task, m.metric, m.scale,
-       any_value(m.eval_len) AS eval_len, avg(m.value) AS value,
-       CASE WHEN count(m.value) > 1 THEN stddev_samp(m.value) / sqrt(count(m.value)) ELSE max(m.stderr) END AS stderr,
-       count(m.value) AS n_seeds, bool_and(m.status = 'not_applicable') AS not_applicable, any_value(m.source) AS source
-FROM metrics m JOIN runs r USING (cell_id)
-WHERE r.status = 'done' AND m.scale IS NOT NULL AND m.metric <> 'bpb'
-GROUP BY r.encoding, r.size, m.task, m.metric, m.scale;
+-- length-dependent metrics other than bpb (synthetic tasks through lm-eval), mean over seeds
+CREATE VIEW task_scale AS
+SELECT encoding, any_value(display_name) AS display_name, any_value(trained_as) AS trained_as, size, task, metric,
+       scale, any_value(eval_len) AS eval_len, avg(value) AS value,
+       CASE WHEN count(value) > 1 THEN stddev_samp(value) / sqrt(count(value)) ELSE max(stderr) END AS stderr,
+       count(value) AS n_seeds, bool_and(status = 'not_applicable') AS not_applicable, any_value(source) AS source
+FROM figures WHERE scale IS NOT NULL AND metric NOT IN ('bpb', 'bpb_lmeval')
+GROUP BY encoding, size, task, metric, scale;
 
--- GLUE-style scores per (encoding, size, task, metric), mean over seeds
-CREATE OR REPLACE VIEW glue_scores AS
-SELECT r.encoding, any_value(r.display_name) AS display_name, r.size, m.task, m.metric, avg(m.value) AS value,
-       CASE WHEN count(m.value) > 1 THEN stddev_samp(m.value) / sqrt(count(m.value)) ELSE NULL END AS stderr,
-       count(m.value) AS n_seeds, any_value(m.status) AS status, any_value(m.source) AS source
-FROM metrics m JOIN runs r USING (cell_id)
-WHERE r.status = 'done' AND (m.task = 'glue' OR m.task LIKE 'glue/%')
-GROUP BY r.encoding, r.size, m.task, m.metric;
+-- checkpoint-level scores (GLUE-style) of every encoding evaluated on the checkpoint, mean over seeds
+CREATE VIEW glue_scores AS
+SELECT coalesce(x.encoding, f.encoding) AS encoding, any_value(coalesce(x.display_name, f.display_name)) AS display_name,
+       any_value(f.encoding) AS trained_as, f.size, f.task, f.metric, avg(f.value) AS value,
+       CASE WHEN count(f.value) > 1 THEN stddev_samp(f.value) / sqrt(count(f.value)) ELSE NULL END AS stderr,
+       count(f.value) AS n_seeds, any_value(f.status) AS status, any_value(f.source) AS source
+FROM figures f LEFT JOIN entries x ON x.run_id = f.run_id
+WHERE f.checkpoint_level
+GROUP BY coalesce(x.encoding, f.encoding), f.size, f.task, f.metric;
 
--- one row per cell of the coverage matrix
-CREATE OR REPLACE VIEW coverage AS
-SELECT r.encoding, r.size, r.task, r.seed, r.status, m.scale, m.status AS scale_status
-FROM runs r LEFT JOIN metrics m ON m.cell_id = r.cell_id AND m.scale IS NOT NULL AND m.metric IN ('bpb', 'acc');
+-- one row per (entry, scale) of the coverage matrix
+CREATE VIEW coverage AS
+SELECT e.encoding, e.size, e.task, e.seed, coalesce(r.status, 'pending') AS status, e.scale,
+       CASE WHEN e.status <> 'done' THEN e.status
+            WHEN bool_and(m.status = 'not_applicable') THEN 'not_applicable' ELSE 'ok' END AS scale_status
+FROM evaluations e LEFT JOIN runs r USING (run_id) LEFT JOIN metrics m USING (eval_id)
+WHERE e.scale IS NOT NULL
+GROUP BY e.encoding, e.size, e.task, e.seed, r.status, e.scale, e.status;
 """
 
-
-def metric_meta() -> dict[str, dict]:
-    return yaml.safe_load(resources.files("suite").joinpath("metrics.yaml").read_text())
+RUN_COLUMNS = ("run_id", "encoding", "display_name", "family", "size", "task", "seed", "status", "reason", "git_commit",
+               "device", "precision", "attention_path", "corpus", "corpus_fingerprint", "wall_s", "train_wall_s",
+               "train_tokens_per_s", "peak_memory_mb", "n_params", "final_train_loss", "finished_at", "checkpoint",
+               "versions", "params", "run")
+EVAL_COLUMNS = ("eval_id", "run_id", "evaluator", "encoding", "display_name", "family", "paper", "trained_as",
+                "checkpoint_level", "size", "task", "seed", "scale", "status", "reason", "scale_behaviour", "max_length",
+                "wall_s", "finished_at", "settings", "params", "spec")
 
 
 def _run_row(rec: dict) -> tuple:
     prov = rec.get("provenance", {})
-    return (
-        rec["cell_id"], rec["encoding"], rec["display_name"], rec["family"], rec.get("paper"), rec["size"], rec["task"],
-        rec["seed"], rec["status"], rec.get("reason"), rec.get("scale_behaviour"), rec.get("max_length"),
-        prov.get("git_commit"), prov.get("device"), prov.get("precision"), prov.get("attention_path"),
-        prov.get("corpus"), prov.get("corpus_fingerprint"), prov.get("wall_s"), prov.get("train_wall_s"),
-        prov.get("train_tokens_per_s"), prov.get("peak_memory_mb"), prov.get("n_params"), prov.get("final_train_loss"),
-        prov.get("finished_at"), json.dumps(prov.get("versions", {})),
-        json.dumps(rec["content"]["encoding"]["params"]), json.dumps(rec["cell"]),
-    )
+    fields = {**prov, **{k: rec.get(k) for k in ("run_id", "encoding", "display_name", "family", "size", "task", "seed",
+                                                  "status", "reason", "checkpoint")}}
+    fields.update(versions=json.dumps(prov.get("versions", {})), run=json.dumps(rec["run"]),
+                  params=json.dumps(rec.get("content", {}).get("encoding", {}).get("params", {})))
+    return tuple(fields.get(c) for c in RUN_COLUMNS)
 
 
-METRIC_COLUMNS = ("task", "metric", "scale", "eval_len", "value", "stderr", "n", "status", "window_policy", "source")
-CURVE_COLUMNS = ("task", "scale", "eval_len", "bucket", "pos_start", "pos_end", "value", "n")
-
-
-RUN_COLUMNS = (
-    "cell_id", "encoding", "display_name", "family", "paper", "size", "task", "seed", "status", "reason",
-    "scale_behaviour", "max_length", "git_commit", "device", "precision", "attention_path", "corpus",
-    "corpus_fingerprint", "wall_s", "train_wall_s", "train_tokens_per_s", "peak_memory_mb", "n_params",
-    "final_train_loss", "finished_at", "versions", "params", "cell",
-)
+def _eval_row(rec: dict) -> tuple:
+    prov = rec.get("provenance", {})
+    spec = rec.get("evaluation", {}).get("encoding", {})
+    fields = {**rec, "wall_s": prov.get("wall_s"), "finished_at": prov.get("finished_at"),
+              "settings": json.dumps(rec.get("settings", {})), "spec": json.dumps(spec),
+              "params": json.dumps(rec.get("content", {}).get("encoding", {}).get("params", {}))}
+    return tuple(fields.get(c) for c in EVAL_COLUMNS)
 
 
 def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
@@ -121,36 +138,59 @@ def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> Non
     con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM batch")
 
 
-def ingest(runs_dir: Path, database: Path) -> int:
-    """Upsert every record under ``runs_dir`` into ``database``; drop rows of vanished records.
+@dataclass
+class IngestReport:
+    runs: int
+    evaluations: int
+    problems: list[RecordError]
 
-    Idempotent: ingesting the same records twice leaves the same database.
-    Returns the number of records ingested.
-    """
+
+def _usable(records: list[dict], row, problems: list[RecordError], directory: Path) -> list[dict]:
+    """The records whose rows can be built and stored; each other one is reported."""
+    out = []
+    for rec in records:
+        try:
+            row(rec)
+            if not -2**63 <= rec["seed"] < 2**63:
+                raise ValueError(f"seed {rec['seed']} does not fit a 64-bit integer")
+            for m in rec.get("metrics", []):
+                [m[c] for c in ("task", "metric", "value", "n")]  # noqa: B018 (a KeyError reports the record)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(RecordError(directory / f"{rec.get('run_id') if row is _run_row else rec.get('eval_id')}.json",
+                                        f"unusable content: {type(exc).__name__}: {exc}"))
+            continue
+        out.append(rec)
+    return out
+
+
+def ingest(runs_dir: Path, evals_dir: Path, database: Path) -> IngestReport:
+    """Build ``database`` from every usable record; every unusable one is reported, none is fatal."""
+    runs, evals = scan(runs_dir, "training_run"), scan(evals_dir, "evaluation")
+    problems = runs.problems + evals.problems
+    run_records = _usable(runs.records, _run_row, problems, runs_dir)
+    eval_records = _usable(evals.records, _eval_row, problems, evals_dir)
     database.parent.mkdir(parents=True, exist_ok=True)
-    records = list(iter_records(runs_dir))
-    con = duckdb.connect(str(database))
+    staging = database.with_name(f".tmp-{os.getpid()}-{database.name}")
+    staging.unlink(missing_ok=True)
     try:
-        con.execute("BEGIN")
-        con.execute(SCHEMA)
-        con.execute("DELETE FROM metric_meta")
-        con.executemany("INSERT INTO metric_meta VALUES (?, ?, ?, ?, ?)",
-                        [(k, v["display_name"], v["description"], v["lower_is_better"], v.get("unit")) for k, v in metric_meta().items()])
-        for table in ("metrics", "curves", "runs"):
-            con.execute(f"DELETE FROM {table}")  # records are the truth: rebuild rows from them
-        _insert(con, "runs", RUN_COLUMNS, [_run_row(r) for r in records])
-        _insert(con, "metrics", ("cell_id",) + METRIC_COLUMNS,
-                [(r["cell_id"], *(m.get(c) for c in METRIC_COLUMNS)) for r in records for m in r["metrics"]])
-        _insert(con, "curves", ("cell_id",) + CURVE_COLUMNS,
-                [(r["cell_id"], *(c.get(k) for k in CURVE_COLUMNS)) for r in records for c in r["curves"]])
-        con.execute(VIEWS)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with duckdb.connect(str(staging)) as con:
+            con.execute(SCHEMA)
+            _insert(con, "metric_meta", ("metric", "display_name", "description", "lower_is_better", "unit", "chance"),
+                    [(m.name, m.display_name, m.description, m.lower_is_better, m.unit, m.chance)
+                     for m in metric_info().values()])
+            _insert(con, "runs", RUN_COLUMNS, [_run_row(r) for r in run_records])
+            _insert(con, "evaluations", EVAL_COLUMNS, [_eval_row(r) for r in eval_records])
+            _insert(con, "metrics", ("eval_id", "run_id") + METRIC_COLUMNS,
+                    [(r["eval_id"], r["run_id"], *(m.get(c) for c in METRIC_COLUMNS)) for r in eval_records for m in r["metrics"]])
+            _insert(con, "curves", ("eval_id", "run_id") + CURVE_COLUMNS,
+                    [(r["eval_id"], r["run_id"], *(c.get(k) for k in CURVE_COLUMNS)) for r in eval_records for c in r["curves"]])
+            con.execute(VIEWS)
+        Path(f"{database}.wal").unlink(missing_ok=True)  # a crashed writer's log must not replay into the new file
+        os.replace(staging, database)
     finally:
-        con.close()
-    return len(records)
+        staging.unlink(missing_ok=True)
+        Path(f"{staging}.wal").unlink(missing_ok=True)
+    return IngestReport(len(run_records), len(eval_records), problems)
 
 
 def connect_readonly(database: Path) -> duckdb.DuckDBPyConnection:

@@ -41,7 +41,7 @@ def test_inputs_are_cut_to_their_last_bytes():
 
 def test_offline_battery_rows_and_macro_average():
     recipe = GlueRecipe(tasks=["order", "similarity", "rte"], steps=6, batch_size=8, budget=0.02)
-    rows = evaluate_glue(backbone(), recipe, seed=0, log=lambda *_: None)
+    rows = [r.as_dict() for r in evaluate_glue(backbone(), recipe, seed=0, log=lambda *_: None)]
     scores = {r["task"]: r["value"] for r in rows if r["metric"] == "score"}
     assert set(scores) == {"glue/order", "glue/similarity", "glue/rte"}
     by_task = {}
@@ -61,7 +61,7 @@ def test_offline_battery_rows_and_macro_average():
 def test_fine_tuning_learns_an_order_task_beyond_chance():
     """A real fine-tune: position-aware backbone, enough steps to learn 'does A come before B'."""
     recipe = GlueRecipe(tasks=["order"], steps=150, batch_size=32, lr=3e-3, budget=0.5)
-    rows = evaluate_glue(backbone("rotary"), recipe, seed=0, log=lambda *_: None)
+    rows = [r.as_dict() for r in evaluate_glue(backbone("rotary"), recipe, seed=0, log=lambda *_: None)]
     accuracy = next(r["value"] for r in rows if r["metric"] == "accuracy")
     assert accuracy > 0.6, accuracy
 
@@ -69,7 +69,7 @@ def test_fine_tuning_learns_an_order_task_beyond_chance():
 def test_real_glue_from_a_local_directory_in_glues_format(tmp_path):
     glue_dir = write_glue_dir(tmp_path)
     recipe = GlueRecipe(battery="glue", tasks=["rte", "stsb"], steps=3, batch_size=2, glue_dir=str(glue_dir))
-    rows = evaluate_glue(backbone(), recipe, seed=0, log=lambda *_: None)
+    rows = [r.as_dict() for r in evaluate_glue(backbone(), recipe, seed=0, log=lambda *_: None)]
     assert {r["task"] for r in rows} == {"glue/rte", "glue/stsb", "glue"}
     assert all(r["status"] == "ok" and r["value"] is not None and math.isfinite(r["value"]) for r in rows)
 
@@ -77,7 +77,7 @@ def test_real_glue_from_a_local_directory_in_glues_format(tmp_path):
 def test_real_glue_without_data_is_skipped_with_a_message_not_failed(tmp_path):
     messages = []
     recipe = GlueRecipe(battery="glue", tasks=["cola"], steps=3, glue_dir=str(tmp_path / "nowhere"))
-    rows = evaluate_glue(backbone(), recipe, seed=0, log=messages.append)
+    rows = [r.as_dict() for r in evaluate_glue(backbone(), recipe, seed=0, log=messages.append)]
     assert [r["status"] for r in rows] == ["skipped"]
     assert "nowhere" in rows[0]["source"] and "skipped" in messages[0]
 
@@ -91,6 +91,6 @@ def test_a_bounded_encoding_reads_inputs_cut_to_its_table_and_says_so():
     cls = ENCODINGS.get("learned")
     model = Transformer(CFG, lambda: cls(cls.Params(), CFG.dims))  # a table of train_len = 32 rows
     recipe = GlueRecipe(tasks=["paraphrase"], steps=3, batch_size=4, budget=0.02)
-    rows = evaluate_glue(model, recipe, seed=0, log=lambda *_: None)
+    rows = [r.as_dict() for r in evaluate_glue(model, recipe, seed=0, log=lambda *_: None)]
     assert all(r["status"] == "ok" for r in rows)
     assert "inputs cut to the encoding's 32 positions" in rows[0]["source"]

@@ -68,9 +68,9 @@ def trained(tmp_path_factory):
         "name": "answers", "encodings": ["alibi"], "sizes": ["tiny"], "tasks": ["answers"], "seeds": [0],
         "scales": [1, 2], "train": {"steps": 200, "batch_size": 8, "seq_len": TRAIN_LEN, "lr": 0.01, "warmup_steps": 10},
         "eval": {"tokens": 1024, "batch_size": 4, "curve_buckets": 4}}))
-    cell = expand(load_grid(root / "grids" / "answers.yaml", Project(root)))[0]
-    result = fit(cell, root / "checkpoints", progress_bar=False)
-    return SimpleNamespace(model=result.module.model.eval(), checkpoint=result.checkpoint, cell=cell, root=root)
+    run = expand(load_grid(root / "grids" / "answers.yaml", Project(root))).runs[0]
+    result = fit(run, root / "checkpoints", progress_bar=False)
+    return SimpleNamespace(model=result.module.model.eval(), checkpoint=result.checkpoint, run=run, root=root)
 
 
 def untrained(encoding, params, train_len: int = 16) -> Transformer:

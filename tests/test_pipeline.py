@@ -24,14 +24,18 @@ from suite.train import fit, load_checkpoint
 from .conftest import REPO, write_yaml
 
 
-def cells_of(grid_path: Path, root: Path):
-    return expand(load_grid(grid_path, Project(root)))
+def runs_of(grid_path: Path, root: Path):
+    return expand(load_grid(grid_path, Project(root))).runs
+
+
+def records(root: Path, folder: str) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((root / "results" / folder).glob("*.json"))]
 
 
 def test_fit_is_deterministic_and_the_checkpoint_reloads(tiny_grid, project_root, tmp_path):
-    cell = cells_of(tiny_grid(encodings=["rope"]), project_root)[0]
-    a = fit(cell, tmp_path / "a", progress_bar=False)
-    b = fit(cell, tmp_path / "b", progress_bar=False)
+    run = runs_of(tiny_grid(encodings=["rope"]), project_root)[0]
+    a = fit(run, tmp_path / "a", progress_bar=False)
+    b = fit(run, tmp_path / "b", progress_bar=False)
     assert a.stats["final_train_loss"] == b.stats["final_train_loss"]
     for pa, pb in zip(a.module.parameters(), b.module.parameters()):
         assert torch.equal(pa, pb)
@@ -39,16 +43,17 @@ def test_fit_is_deterministic_and_the_checkpoint_reloads(tiny_grid, project_root
     reloaded = load_checkpoint(a.checkpoint)
     idx = torch.randint(0, 256, (2, 40))
     torch.testing.assert_close(reloaded.model(idx), a.module.model.eval()(idx))
-    assert reloaded.cell.cell_id == cell.cell_id
+    assert reloaded.run.run_id == run.run_id
 
 
 def test_every_test_byte_is_scored_once_and_bpb_matches_a_direct_computation(tiny_grid, project_root, tmp_path):
-    cell = cells_of(tiny_grid(encodings=["alibi"]), project_root)[0]
-    model = fit(cell, tmp_path, progress_bar=False).module.model.eval()
-    test = load_corpus(cell.task.corpus)["test"]
-    metrics, curves = evaluate_lm(model, test, 32, [1, 2, 4], tokens=1000, batch_size=3, curve_buckets=4)
-    span = evaluation_span(test, 1000, 128)
-    assert len(span) == 7 * 128 + 1  # 1000 // 128 windows of the longest length
+    run = runs_of(tiny_grid(encodings=["alibi"]), project_root)[0]
+    model = fit(run, tmp_path, progress_bar=False).module.model.eval()
+    test = load_corpus(run.task.corpus)["test"]
+    metrics, curves = evaluate_lm(model, test, 32, [1, 2, 4], tokens=896, batch_size=3, curve_buckets=4)
+    metrics, curves = [m.as_dict() for m in metrics], [c.as_dict() for c in curves]
+    span = evaluation_span(test, 896, 128)
+    assert len(span) == 7 * 128 + 1  # 896 // 128 windows of the longest length; the same bytes at every scale
     for m in metrics:
         assert m["n"] == 7 * 128 and m["status"] == "ok" and m["eval_len"] == 32 * m["scale"]
         # direct: score each window on its own, one token at a time from the log-softmax
@@ -69,25 +74,24 @@ def test_an_encoding_that_cannot_reach_a_length_is_not_applicable_there(tiny_gri
                 "impl": str(REPO / "tests" / "plugins" / "bounded.py") + ":BoundedSinusoidal"})
     grid = tiny_grid(name="bounded-grid", encodings=["bounded"])
     assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
-    (record_path,) = (project_root / "results" / "runs").glob("*.json")
-    record = json.loads(record_path.read_text())
-    status = {m["scale"]: (m["status"], m["value"]) for m in record["metrics"]}
+    status = {m["scale"]: (m["status"], m["value"]) for r in records(project_root, "evals") for m in r["metrics"]}
     assert status[1][0] == "ok" and status[1][1] > 0
     assert status[2] == ("not_applicable", None) and status[4] == ("not_applicable", None)
 
 
-def test_a_failing_cell_is_recorded_and_the_grid_goes_on(tiny_grid, project_root, capsys):
+def test_a_failing_run_is_recorded_and_the_grid_goes_on(tiny_grid, project_root, capsys):
     write_yaml(project_root / "encodings" / "exploding.yaml",
                {"name": "exploding", "display_name": "Exploding", "family": "absolute", "paper": "test",
                 "impl": "tests.plugins.bounded:Exploding"})
     grid = tiny_grid(name="failing", encodings=["exploding", "nope"])
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 1
-    records = [json.loads(p.read_text()) for p in (project_root / "results" / "runs").glob("*.json")]
-    assert sorted(r["status"] for r in records) == ["done", "failed"]
-    failed = next(r for r in records if r["status"] == "failed")
+    runs = records(project_root, "runs")
+    assert sorted(r["status"] for r in runs) == ["done", "failed"]
+    failed = next(r for r in runs if r["status"] == "failed")
     assert "this encoding always fails" in failed["reason"]
-    assert "1 cell(s) failed" in capsys.readouterr().err
-    site = (project_root / "site" / "_build" / "encodings" / "exploding.html").read_text()
+    assert "1 piece(s) failed" in capsys.readouterr().err
+    assert {r["encoding"] for r in records(project_root, "evals")} == {"nope"}  # the failed run's evaluations wait
+    site = (project_root / "site" / "_build" / "runs" / f"{failed['run_id']}.html").read_text()
     assert "this encoding always fails" in site
 
 
@@ -111,7 +115,8 @@ def finished_grid(tmp_path_factory, text_folder):
 
 def test_run_leaves_records_database_and_site(finished_grid):
     root, _ = finished_grid
-    assert len(list((root / "results" / "runs").glob("*.json"))) == 2
+    assert len(records(root, "runs")) == 2
+    assert len(records(root, "evals")) == 2 * 3 * 2  # runs x scales x (extrapolation, lm_rolling)
     with duckdb.connect(str(root / "results" / "posbench.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM runs WHERE status = 'done'").fetchone() == (2,)
         rows = con.execute("SELECT encoding, scale, eval_len, ratio FROM lm_scale ORDER BY encoding, scale").fetchall()
@@ -119,7 +124,7 @@ def test_run_leaves_records_database_and_site(finished_grid):
         assert all(r[3] == pytest.approx(1.0) for r in rows if r[1] == 1)
         assert con.execute("SELECT count(*) FROM curves").fetchone()[0] == 2 * 3 * 8
         # the same span through lm-eval's rolling log-likelihood gives the same figure
-        pairs = con.execute("""SELECT d.value, l.value FROM metrics d JOIN metrics l USING (cell_id, scale)
+        pairs = con.execute("""SELECT d.value, l.value FROM metrics d JOIN metrics l USING (run_id, scale)
                                WHERE d.metric = 'bpb' AND l.metric = 'bpb_lmeval'""").fetchall()
         assert len(pairs) == 6 and all(lm == pytest.approx(direct, rel=1e-4) for direct, lm in pairs)
     index = (root / "site" / "_build" / "index.html").read_text()
@@ -136,13 +141,14 @@ def test_spec_text_is_escaped_on_the_site(finished_grid):
 
 def test_a_finished_grid_trains_nothing(finished_grid, capsys):
     root, grid = finished_grid
-    runs = root / "results" / "runs"
-    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")}
+    results = root / "results"
+    before = {p.name: p.stat().st_mtime_ns for p in results.glob("*/*.json")}
     assert main(["--root", str(root), "run", str(grid), "--quiet"]) == 0
-    assert "2 done, 0 to run" in capsys.readouterr().out
-    assert {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")} == before
+    assert "0 run(s) with work to do, 0 evaluation(s) to run" in capsys.readouterr().out
+    assert {p.name: p.stat().st_mtime_ns for p in results.glob("*/*.json")} == before
     assert main(["--root", str(root), "plan", str(grid)]) == 0
-    assert "2 done, 0 todo, 0 failed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "training runs: 2 done, 0 todo, 0 failed" in out and "evaluations: 12 done, 0 todo, 0 failed" in out
 
 
 def test_ingest_is_idempotent(finished_grid, tmp_path):
@@ -150,14 +156,15 @@ def test_ingest_is_idempotent(finished_grid, tmp_path):
 
     def snapshot(db):
         with duckdb.connect(str(db), read_only=True) as con:
-            return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}").fetchall())) for t in ("runs", "metrics", "curves")}
+            return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}").fetchall()))
+                    for t in ("runs", "evaluations", "metrics", "curves")}
 
     db = tmp_path / "copy.duckdb"
-    ingest(root / "results" / "runs", db)
+    ingest(root / "results" / "runs", root / "results" / "evals", db)
     first = snapshot(db)
-    ingest(root / "results" / "runs", db)
+    ingest(root / "results" / "runs", root / "results" / "evals", db)
     assert snapshot(db) == first
-    assert len(first["metrics"]) == 2 * 3 * 2  # cells x scales x (bpb, bpb_lmeval)
+    assert len(first["metrics"]) == 2 * 3 * 2  # runs x scales x (bpb, bpb_lmeval)
 
 
 def test_leaderboard_prints_in_the_terminal(finished_grid, capsys):
@@ -189,24 +196,27 @@ def test_the_page_renders_and_sorts_in_a_real_browser(finished_grid, tmp_path):
     assert "sorted-desc" in dom("#sort=lb-1:2:desc")
 
 
-def test_eval_runs_lm_eval_tasks_on_a_trained_cell_and_stores_them(finished_grid, capsys):
+def test_eval_runs_lm_eval_tasks_on_a_trained_run_and_stores_them(finished_grid, capsys):
     root, _ = finished_grid
-    cell_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
-    assert main(["--root", str(root), "eval", cell_id, "--tasks", "parity,flip_flop", "--scales", "1,2",
+    run_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
+    trained = {p.name: p.stat().st_mtime_ns for p in (root / "results" / "runs").glob("*.json")}
+    assert main(["--root", str(root), "eval", run_id, "--tasks", "parity,flip_flop", "--scales", "1,2",
                  "--examples", "8", "--no-site"]) == 0
-    record = json.loads((root / "results" / "runs" / f"{cell_id}.json").read_text())
-    acc = {(m["task"], m["scale"]): m for m in record["metrics"] if m["metric"] == "acc"}
+    evals = [r for r in records(root, "evals") if r["evaluator"] == "lmeval_task"]
+    acc = {(m["task"], m["scale"]): m for r in evals for m in r["metrics"] if m["metric"] == "acc"}
     assert set(acc) == {("parity", 1), ("parity", 2), ("flip_flop", 1), ("flip_flop", 2)}
+    assert all(r["run_id"] == run_id for r in evals)
     assert all(0 <= m["value"] <= 1 and m["n"] == 8 and m["source"].startswith("lm-eval") for m in acc.values())
+    assert {p.name: p.stat().st_mtime_ns for p in (root / "results" / "runs").glob("*.json")} == trained
     with duckdb.connect(str(root / "results" / "posbench.duckdb"), read_only=True) as con:
-        stored = con.execute("SELECT count(*) FROM metrics WHERE cell_id = ? AND metric = 'acc'", [cell_id]).fetchone()
+        stored = con.execute("SELECT count(*) FROM metrics WHERE run_id = ? AND metric = 'acc'", [run_id]).fetchone()
     assert stored == (4,)
 
 
 def test_eval_refuses_an_unknown_task_with_a_suggestion(finished_grid, capsys):
     root, _ = finished_grid
-    cell_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
-    assert main(["--root", str(root), "eval", cell_id, "--tasks", "passkey_"]) == 1
+    run_id = sorted(p.stem for p in (root / "results" / "checkpoints").glob("*.ckpt"))[0]
+    assert main(["--root", str(root), "eval", run_id, "--tasks", "passkey_"]) == 1
     assert "did you mean 'passkey'" in capsys.readouterr().err
 
 
@@ -216,12 +226,13 @@ def test_run_with_a_synthetic_task_and_glue_scores(tiny_grid, project_root):
                      eval={"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False},
                      glue={"tasks": ["order"], "steps": 3, "batch_size": 4, "budget": 0.02})
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
-    records = {r["task"]: r for r in (json.loads(p.read_text()) for p in (project_root / "results" / "runs").glob("*.json"))}
-    lm, task = records["local"], records["flip_flop"]
-    assert task["cell"]["train"]["steps"] == 10 and lm["cell"]["train"]["steps"] == 20  # task_train is for synthetic tasks
+    runs = {r["task"]: r for r in records(project_root, "runs")}
+    lm, task = runs["local"], runs["flip_flop"]
+    assert task["run"]["train"]["steps"] == 10 and lm["run"]["train"]["steps"] == 20  # task_train is for synthetic tasks
     assert task["provenance"]["corpus"].startswith("generated: flip_flop")
-    assert {(m["metric"], m["scale"]) for m in task["metrics"] if m["task"] == "flip_flop"} == {("acc", 1), ("acc", 2)}
-    assert {m["task"] for m in lm["metrics"] if m["metric"] in ("score", "glue_score")} == {"glue/order", "glue"}
+    metrics = {(r["task"], m["task"], m["metric"], m["scale"]) for r in records(project_root, "evals") for m in r["metrics"]}
+    assert {(m[2], m[3]) for m in metrics if m[0] == "flip_flop"} == {("acc", 1), ("acc", 2)}
+    assert {m[1] for m in metrics if m[0] == "local" and m[2] in ("score", "glue_score")} == {"glue/order", "glue"}
     with duckdb.connect(str(project_root / "results" / "posbench.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM task_scale WHERE task = 'flip_flop'").fetchone() == (2,)
         assert con.execute("SELECT count(*) FROM glue_scores WHERE metric = 'glue_score'").fetchone() == (1,)

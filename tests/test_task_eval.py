@@ -43,7 +43,8 @@ def greedy_correct(model, example, scale: int) -> bool:
 @pytest.fixture(scope="module")
 def battery(trained, tmp_path_factory):  # noqa: F811
     workdir = tmp_path_factory.mktemp("battery")
-    return evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[2], n=N, seed=SEED, workdir=workdir, batch_size=8)
+    rows = evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[1, 2], n=N, seed=SEED, workdir=workdir, batch_size=8)
+    return [r.as_dict() for r in rows]
 
 
 def by_key(rows):
@@ -54,7 +55,7 @@ def test_accuracy_from_lm_eval_equals_a_direct_greedy_check(battery, trained):  
     rows = by_key(battery)
     values = []
     for task in TASKS:
-        for scale in (1, 2):  # 1x is always there: extrapolation is read against it
+        for scale in (1, 2):
             examples = generate(task, N, scale * TRAIN_LEN, SEED)
             correct = [greedy_correct(trained.model, ex, scale) for ex in examples]
             row = rows[(task, "acc", scale)]
@@ -93,8 +94,8 @@ def test_the_prompt_reaches_the_model_byte_for_byte_from_any_working_directory(t
 
 
 def test_generation_exact_match_equals_the_greedy_flag_accuracy(battery, trained, tmp_path):  # noqa: F811
-    generated = evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[2], n=N, seed=SEED, workdir=tmp_path,
-                               batch_size=8, template="posbench_synthetic_generate")
+    generated = [r.as_dict() for r in evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[1, 2], n=N, seed=SEED,
+                                                     workdir=tmp_path, batch_size=8, template="posbench_synthetic_generate")]
     by_greedy_flag = by_key(battery)
     assert {r["metric"] for r in generated} >= {"exact_match", "exact_match_depth0"}
     for row in generated:
@@ -104,14 +105,16 @@ def test_generation_exact_match_equals_the_greedy_flag_accuracy(battery, trained
 
 
 def test_lm_bits_per_byte_through_lm_eval_equal_the_direct_evaluator(trained, tmp_path):  # noqa: F811
-    test_split = load_corpus(trained.cell.task.corpus)["test"]
+    test_split = load_corpus(trained.run.task.corpus)["test"]
     direct, _ = evaluate_lm(trained.model, test_split, TRAIN_LEN, [1, 2, 4], tokens=2048, batch_size=4, curve_buckets=4)
-    rolled = evaluate_lm_rolling(trained.model, TRAIN_LEN, test_split, [2, 4], tokens=2048, workdir=tmp_path / "a",
+    rolled = evaluate_lm_rolling(trained.model, TRAIN_LEN, test_split, [1, 2, 4], tokens=2048, workdir=tmp_path / "a",
                                  batch_size=4)
+    direct, rolled = [d.as_dict() for d in direct], [r.as_dict() for r in rolled]
     assert [r["scale"] for r in rolled] == [1, 2, 4]
     for d, r in zip(direct, rolled):
         assert r["value"] == pytest.approx(d["value"], rel=1e-4)
-        assert (r["metric"], r["eval_len"], r["n"], r["status"]) == (d["metric"], d["eval_len"], d["n"], "ok")
+        assert (r["metric"], d["metric"]) == ("bpb_lmeval", "bpb")
+        assert (r["eval_len"], r["n"], r["status"]) == (d["eval_len"], d["n"], "ok")
         assert r["window_policy"] == POLICY["loglikelihood_rolling"] and r["source"].startswith("lm-eval 0.4.13")
 
     # any bytes at all, from a file: not UTF-8, cut mid-character, NUL bytes
@@ -120,20 +123,21 @@ def test_lm_bits_per_byte_through_lm_eval_equal_the_direct_evaluator(trained, tm
     path.write_bytes(bytes(noise.tolist()))
     direct, _ = evaluate_lm(trained.model, noise, TRAIN_LEN, [1, 2], tokens=600, batch_size=4, curve_buckets=2)
     rolled = evaluate_lm_rolling(trained.model, TRAIN_LEN, path, [1, 2], tokens=600, workdir=tmp_path / "b", batch_size=3)
-    assert [r["value"] for r in rolled] == pytest.approx([d["value"] for d in direct], rel=1e-4)
-    assert direct[0]["n"] == rolled[0]["n"] == 512
+    assert [r.value for r in rolled] == pytest.approx([d.value for d in direct], rel=1e-4)
+    whole_windows = [600 // (s * TRAIN_LEN) * s * TRAIN_LEN for s in (1, 2)]  # each scale: whole windows in the budget
+    assert [d.n for d in direct] == [r.n for r in rolled] == whole_windows
 
 
 def test_lengths_the_encoding_cannot_represent_are_recorded_not_applicable(tmp_path):
     model = untrained(BoundedSinusoidal, SinusoidalParams(), train_len=16)
-    rows = evaluate_tasks(model, 16, ["parity"], scales=[2, 4], n=4, seed=0, workdir=tmp_path, batch_size=4)
-    assert [(r["scale"], r["status"]) for r in rows] == [(1, "ok"), (2, "not_applicable"), (4, "not_applicable")]
-    assert rows[1]["value"] is None and rows[1]["n"] == 0 and rows[1]["eval_len"] == 32
+    rows = evaluate_tasks(model, 16, ["parity"], scales=[1, 2, 4], n=4, seed=0, workdir=tmp_path, batch_size=4)
+    assert [(r.scale, r.status) for r in rows] == [(1, "ok"), (2, "not_applicable"), (4, "not_applicable")]
+    assert rows[1].value is None and rows[1].n == 0 and rows[1].eval_len == 32
     with pytest.raises(ValueError, match="passkey needs length >= 48"):  # refused before anything runs
         evaluate_tasks(model, 16, ["parity", "passkey"], scales=[2], n=4, seed=0, workdir=tmp_path, batch_size=4)
     tokens = torch.arange(200) % 256
-    rows = evaluate_lm_rolling(model, 16, tokens, [2], tokens=128, workdir=tmp_path, batch_size=4)
-    assert [(r["scale"], r["status"], r["value"] is None) for r in rows] == [(1, "ok", False), (2, "not_applicable", True)]
+    rows = evaluate_lm_rolling(model, 16, tokens, [1, 2], tokens=128, workdir=tmp_path, batch_size=4)
+    assert [(r.scale, r.status, r.value is None) for r in rows] == [(1, "ok", False), (2, "not_applicable", True)]
 
 
 # -- summaries, on hand-computed cases ---------------------------------------------------------

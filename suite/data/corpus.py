@@ -15,10 +15,12 @@ import hashlib
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
-from ..specs import CorpusSpec
+if TYPE_CHECKING:  # data never imports specs at run time: the arrows go specs -> grid -> data
+    from ..specs import CorpusSpec
 
 SPLITS = ("train", "validation", "test")
 DOCUMENT_SEPARATOR = b"\n\x00\n"  # a byte that never occurs in source text marks file boundaries

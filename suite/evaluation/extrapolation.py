@@ -3,10 +3,11 @@
 For every scale s the held-out test split is cut into non-overlapping windows of
 exactly ``eval_len = s * L`` inputs; each window predicts its next ``eval_len``
 bytes, so every byte of the evaluated span is scored exactly once (windows share
-no context). All scales score the *same* span, the first ``tokens`` bytes of the
-test split rounded down to a multiple of the longest eval length, so figures at
-different scales differ only in context length. The window policy is recorded
-with every figure.
+no context). Each scale is its own evaluation (adding a scale re-evaluates nothing
+else), and each scores the first ``tokens`` bytes of the test split rounded down
+to a multiple of its eval length; the grid checks that ``tokens`` is a multiple of
+every eval length, so all scales score the *same* span and their figures differ
+only in context length. The window policy is recorded with every figure.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import math
 
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 
 from ..model import Transformer
+from ..rows import CurveRow, MetricRow
+from .base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings, fits
 
 WINDOW_POLICY = "non-overlapping windows of exactly eval_len; every byte scored once; no carried context"
 LN2 = math.log(2)
@@ -45,35 +49,64 @@ def per_token_bits(model: Transformer, span: torch.Tensor, eval_len: int, batch_
     return torch.cat(out)
 
 
-def position_curve(bits: torch.Tensor, buckets: int) -> list[dict]:
+def position_curve(bits: torch.Tensor, buckets: int, task: str, scale: int) -> list[CurveRow]:
     """Mean bits by position bucket over all windows ([W, T] -> ``buckets`` rows)."""
     T = bits.shape[1]
     edges = torch.linspace(0, T, min(buckets, T) + 1).round().long().tolist()
-    return [{"bucket": i, "pos_start": a, "pos_end": b, "value": bits[:, a:b].mean().item(), "n": bits[:, a:b].numel()}
+    return [CurveRow(task=task, scale=scale, eval_len=T, bucket=i, pos_start=a, pos_end=b,
+                     value=bits[:, a:b].mean().item(), n=bits[:, a:b].numel())
             for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
 
 
-def evaluate_lm(model: Transformer, test_tokens: torch.Tensor, train_len: int, scales, tokens: int,
-                batch_size: int, curve_buckets: int, task: str = "lm") -> tuple[list[dict], list[dict]]:
-    """(metric rows, curve rows) for every scale; see the module docstring."""
+def evaluate_lm_at(model: Transformer, test_tokens: torch.Tensor, train_len: int, scale: int, tokens: int,
+                   batch_size: int, curve_buckets: int, task: str = "lm") -> tuple[list[MetricRow], list[CurveRow]]:
+    """(the bpb row, the curve rows) at one scale; see the module docstring."""
+    eval_len = scale * train_len
+    if not fits(model, eval_len):
+        return [MetricRow.not_applicable(task, "bpb", scale, eval_len, window_policy=WINDOW_POLICY)], []
+    span = evaluation_span(test_tokens, tokens, eval_len)
     model.eval()
-    span = evaluation_span(test_tokens, tokens, max(scales) * train_len)
-    metrics, curves = [], []
-    encoding = model.encodings[0]
+    model.set_scale(scale)
     try:
-        for s in scales:
-            eval_len = s * train_len
-            row = {"task": task, "metric": "bpb", "scale": s, "eval_len": eval_len, "window_policy": WINDOW_POLICY}
-            limit = encoding.max_length()
-            if limit is not None and eval_len > limit:  # e.g. a learned table has no rows there
-                metrics.append({**row, "value": None, "stderr": None, "n": 0, "status": "not_applicable"})
-                continue
-            model.set_scale(s)
-            bits = per_token_bits(model, span, eval_len, batch_size)
-            per_window = bits.mean(dim=1)
-            stderr = (per_window.std(unbiased=True) / math.sqrt(len(per_window))).item() if len(per_window) > 1 else None
-            metrics.append({**row, "value": bits.mean().item(), "stderr": stderr, "n": bits.numel(), "status": "ok"})
-            curves += [{"task": task, "scale": s, "eval_len": eval_len, **c} for c in position_curve(bits, curve_buckets)]
+        bits = per_token_bits(model, span, eval_len, batch_size)
     finally:
         model.set_scale(1)
+    per_window = bits.mean(dim=1)
+    stderr = (per_window.std(unbiased=True) / math.sqrt(len(per_window))).item() if len(per_window) > 1 else None
+    row = MetricRow(task=task, metric="bpb", value=bits.mean().item(), n=bits.numel(), scale=scale, eval_len=eval_len,
+                    stderr=stderr, window_policy=WINDOW_POLICY)
+    return [row], position_curve(bits, curve_buckets, task, scale)
+
+
+def evaluate_lm(model: Transformer, test_tokens: torch.Tensor, train_len: int, scales, tokens: int,
+                batch_size: int, curve_buckets: int, task: str = "lm") -> tuple[list[MetricRow], list[CurveRow]]:
+    """:func:`evaluate_lm_at` at every scale of ``scales``."""
+    metrics, curves = [], []
+    for s in scales:
+        m, c = evaluate_lm_at(model, test_tokens, train_len, s, tokens, batch_size, curve_buckets, task)
+        metrics += m
+        curves += c
     return metrics, curves
+
+
+class ExtrapolationSettings(Settings):
+    tokens: int = Field(32768, gt=0)  # bytes scored at every scale: the same span for all
+    batch_size: int = Field(8, gt=0)
+    curve_buckets: int = Field(32, gt=0)  # position buckets of the loss-vs-position curve
+
+
+@EVALUATORS.register("extrapolation")
+class Extrapolation(Evaluator):
+    """Bits per byte of the task's held-out corpus at eval length s x L, with curves."""
+
+    Settings = ExtrapolationSettings
+
+    @classmethod
+    def evaluate(cls, model, context: EvalContext) -> EvalResult:
+        from ..data.corpus import load_corpus
+
+        s = context.settings
+        test = load_corpus(context.task.corpus)["test"]
+        metrics, curves = evaluate_lm_at(model, test, context.train_len, context.evaluation.scale, s.tokens,
+                                         s.batch_size, s.curve_buckets, task=context.task.name)
+        return EvalResult(metrics, curves)

@@ -1,4 +1,4 @@
-"""GLUE-style scores: fine-tune a cell's pretrained backbone on short tasks.
+"""GLUE-style scores: fine-tune a trained backbone on short tasks.
 
 The protocol (Su et al. 2021 report GLUE fine-tuning beside language modelling for
 RoFormer; FIRE and YaRN report short-task scores beside long-context ones): copy the
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from ..data.corpus import corpus_files
 from .glue_tasks import build_task, eligible_lines, input_text
 from .glue_tasks import get_task as get_offline_task
 from ..model import Transformer
+from ..rows import MetricRow
 from ..specs import CorpusSpec, GlueRecipe
 from ..train import device_settings, warmup_cosine
 
@@ -150,7 +150,7 @@ def load_battery_task(name: str, recipe: GlueRecipe, seed: int):
     return GLUE_TASKS[name], train, dev
 
 
-def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=print) -> list[dict]:
+def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=print) -> list[MetricRow]:
     """Metric rows for every task of the battery plus the macro average.
 
     A real-GLUE task whose data is not on this machine is skipped with a message,
@@ -187,8 +187,5 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
     return rows
 
 
-def _row(task: str, metric: str, value, n: int, status: str, source: str) -> dict:
-    if value is not None and not math.isfinite(value):
-        value, status = None, "failed"
-    return {"task": task, "metric": metric, "scale": None, "eval_len": None, "value": value, "stderr": None, "n": n,
-            "status": status, "window_policy": None, "source": source}
+def _row(task: str, metric: str, value, n: int, status: str, source: str) -> MetricRow:
+    return MetricRow(task=task, metric=metric, value=value, n=n, status=status, source=source)  # NaN -> failed

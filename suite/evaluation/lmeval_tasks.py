@@ -54,6 +54,8 @@ from ..data.synthetic import get_task, generate
 from .extrapolation import evaluation_span
 from .lmeval_adapter import POLICY, PosBenchLM, bytes_as_latin1
 from ..model import Transformer
+from ..rows import MetricRow
+from .base import fits
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "tasks" / "lmeval"
 BREAKDOWNS: Mapping[str, str] = {"passkey": "depth"}
@@ -167,11 +169,6 @@ def _number(x) -> float | None:
     return None if x is None or isinstance(x, str) else float(x)  # lm-eval writes "N/A" for no stderr
 
 
-def _not_applicable(task: str, metric: str, scale: int, eval_len: int, policy: str, source: str) -> dict:
-    return {"task": task, "metric": metric, "scale": scale, "eval_len": eval_len, "value": None, "stderr": None,
-            "n": 0, "status": "not_applicable", "window_policy": policy, "source": source}
-
-
 def task_rows(results: dict, task: str, name: str, metric: str, scale: int, eval_len: int, policy: str,
               source: str, breakdown: str | None = None) -> list[dict]:
     """lm-eval's figure for ``metric`` of ``name`` as a row, plus one per ``breakdown`` value.
@@ -181,34 +178,25 @@ def task_rows(results: dict, task: str, name: str, metric: str, scale: int, eval
     """
     from lm_eval.api.metrics import mean, mean_stderr
 
-    base = {"task": task, "scale": scale, "eval_len": eval_len, "status": "ok", "window_policy": policy, "source": source}
+    base = {"task": task, "scale": scale, "eval_len": eval_len, "window_policy": policy, "source": source}
     figures = results["results"][name]
-    rows = [{**base, "metric": metric, "value": _number(figures[f"{metric},none"]),
-             "stderr": _number(figures.get(f"{metric}_stderr,none")), "n": results["n-samples"][name]["effective"]}]
+    rows = [MetricRow(**base, metric=metric, value=_number(figures[f"{metric},none"]),
+                      stderr=_number(figures.get(f"{metric}_stderr,none")), n=results["n-samples"][name]["effective"])]
     if breakdown:
         groups: dict = {}
         for sample in results["samples"][name]:
             groups.setdefault(sample["doc"][breakdown], []).append(sample[metric])
         for key in sorted(groups):
             values = groups[key]
-            rows.append({**base, "metric": f"{metric}_{breakdown}{key}", "value": mean(values),
-                         "stderr": mean_stderr(values) if len(values) > 1 else None, "n": len(values)})
+            rows.append(MetricRow(**base, metric=f"{metric}_{breakdown}{key}", value=mean(values),
+                                  stderr=mean_stderr(values) if len(values) > 1 else None, n=len(values)))
     return rows
-
-
-def _scales(scales) -> list[int]:
-    return sorted({1, *scales})
-
-
-def _fits(model: Transformer, eval_len: int) -> bool:
-    limit = model.encodings[0].max_length()
-    return limit is None or eval_len <= limit
 
 
 def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales: list[int], n: int, seed: int,
                    workdir: Path, batch_size: int, template: str = "posbench_synthetic",
-                   breakdowns: Mapping[str, str] = BREAKDOWNS) -> list[dict]:
-    """Every task at every scale (and 1x) through lm-eval; see the module docstring for the rows.
+                   breakdowns: Mapping[str, str] = BREAKDOWNS) -> list[MetricRow]:
+    """Every task at every scale of ``scales`` through lm-eval; see the module docstring for the rows.
 
     ``tasks`` are generator names (:data:`suite.data.synthetic.TASKS`), also the rows'
     ``task``. Each scale is one ``simple_evaluate`` of all tasks with the adapter at
@@ -221,16 +209,17 @@ def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales:
     metric, request = {"posbench_synthetic": ("acc", "loglikelihood"),
                        "posbench_synthetic_generate": ("exact_match", "generate_until")}[template]
     too_short = [f"{t} needs length >= {get_task(t).min_length}" for t in tasks if get_task(t).min_length > train_len]
-    if too_short:  # before anything runs: every task is evaluated at the training length too
+    if too_short:  # before anything runs: the grid evaluates every task at the training length too
         raise ValueError(f"training length {train_len} is too short: {'; '.join(too_short)}")
     versions = {task: get_task(task).version for task in tasks}
     source = {task: f"lm-eval {lm_eval_version()}; {task} v{versions[task]}; {template}.yaml "
                     f"v{template_version(template)}" for task in tasks}
     rows = []
-    for s in _scales(scales):
+    for s in scales:
         eval_len = s * train_len
-        if not _fits(model, eval_len):
-            rows += [_not_applicable(t, metric, s, eval_len, POLICY[request], source[t]) for t in tasks]
+        if not fits(model, eval_len):
+            rows += [MetricRow.not_applicable(t, metric, s, eval_len, window_policy=POLICY[request], source=source[t])
+                     for t in tasks]
             continue
         lm = PosBenchLM(model, train_len, eval_len=eval_len, batch_size=batch_size)
         names = {t: write_task_config(t, eval_len, n, seed, workdir, template) for t in tasks}
@@ -241,12 +230,13 @@ def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales:
 
 
 def evaluate_lm_rolling(model: Transformer, train_len: int, source: Path | str | bytes | torch.Tensor,
-                        scales: list[int], tokens: int, workdir: Path, batch_size: int, task: str = "lm") -> list[dict]:
-    """Bits per byte at every scale (and 1x) by lm-eval's rolling log-likelihood.
+                        scales: list[int], tokens: int, workdir: Path, batch_size: int, task: str = "lm",
+                        metric: str = "bpb_lmeval") -> list[MetricRow]:
+    """Bits per byte (recorded as ``metric``) at every scale by lm-eval's rolling log-likelihood.
 
     ``source`` is a text file (its bytes), bytes, or a token tensor (e.g. a corpus's test
-    split). The span is :func:`suite.evaluation.extrapolation.evaluation_span` of it, as the direct
-    evaluator takes it (the first ``k * max(scales) * L + 1`` bytes, ``k`` whole windows
+    split). At each scale the span is :func:`suite.evaluation.extrapolation.evaluation_span` of it,
+    as the direct evaluator takes it (the first ``k * s * L + 1`` bytes, ``k`` whole windows
     within the ``tokens`` budget), so on the same arguments the figures equal
     :func:`suite.evaluation.extrapolation.evaluate_lm`'s ``bpb``. lm-eval reports no stderr for
     bits_per_byte; ``n`` is the number of bytes scored.
@@ -254,19 +244,19 @@ def evaluate_lm_rolling(model: Transformer, train_len: int, source: Path | str |
     if isinstance(source, (str, Path)):
         source = Path(source).read_bytes()
     data = torch.tensor(list(source), dtype=torch.long) if isinstance(source, bytes) else source
-    span = bytes(evaluation_span(data, tokens, max(scales) * train_len).tolist())
-    name = write_rolling_config(span, workdir)
     src = f"lm-eval {lm_eval_version()}; posbench_rolling.yaml v{template_version('posbench_rolling')}"
     rows = []
-    for s in _scales(scales):
+    for s in scales:
         eval_len = s * train_len
-        if not _fits(model, eval_len):
-            rows.append(_not_applicable(task, "bpb", s, eval_len, POLICY["loglikelihood_rolling"], src))
+        if not fits(model, eval_len):
+            rows.append(MetricRow.not_applicable(task, metric, s, eval_len, window_policy=POLICY["loglikelihood_rolling"],
+                                                source=src))
             continue
+        span = bytes(evaluation_span(data, tokens, eval_len).tolist())  # the span the direct evaluator scores
+        name = write_rolling_config(span, workdir)
         lm = PosBenchLM(model, train_len, eval_len=eval_len, batch_size=batch_size)
         results = run_lm_eval(lm, [name], workdir, log_samples=False)  # a span may be any bytes
-        rows.append({"task": task, "metric": "bpb", "scale": s, "eval_len": eval_len,
-                     "value": _number(results["results"][name]["bits_per_byte,none"]), "stderr": None,
-                     "n": len(span) - 1, "status": "ok", "window_policy": POLICY["loglikelihood_rolling"],
-                     "source": src})
+        rows.append(MetricRow(task=task, metric=metric, scale=s, eval_len=eval_len,
+                              value=_number(results["results"][name]["bits_per_byte,none"]), n=len(span) - 1,
+                              window_policy=POLICY["loglikelihood_rolling"], source=src))
     return rows
