@@ -56,9 +56,9 @@ class LanguageModelling(TaskKind):
     """Next-byte prediction on a corpus; scored in bits per byte at every scale."""
 
     def fingerprint(self, task):
-        from .data.corpus import load_corpus
+        from .data.corpus import corpus_fingerprint
 
-        return load_corpus(task.corpus).fingerprint
+        return corpus_fingerprint(task.corpus)
 
     def description(self, task):
         from .data.corpus import load_corpus

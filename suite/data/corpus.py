@@ -54,24 +54,45 @@ def corpus_files(spec: CorpusSpec) -> list[tuple[str, Path]]:
     return sorted((p.relative_to(root).as_posix(), p) for p in files)
 
 
-@functools.lru_cache(maxsize=4)
-def load_corpus(spec: CorpusSpec) -> Corpus:
+def _selected(spec: CorpusSpec):
+    """(relative path, bytes) of every file the corpus keeps, in order (``max_bytes`` applied)."""
     files = corpus_files(spec)
     if not files:
         raise ValueError(f"corpus {spec.kind} at {corpus_root(spec)} has no files matching {spec.glob!r}")
-    digest = hashlib.sha256()
-    parts: dict[str, list[bytes]] = {s: [] for s in SPLITS}
     total = 0
     for rel, path in files:
         data = path.read_bytes()
         if spec.max_bytes is not None and total + len(data) > spec.max_bytes:
             continue
         total += len(data)
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+        yield rel, data
+
+
+def _digest(digest, rel: str, data: bytes) -> None:
+    digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+
+
+@functools.lru_cache(maxsize=4)
+def corpus_fingerprint(spec: CorpusSpec) -> str:
+    """The content hash of :func:`load_corpus`, without building the corpus (what `plan` needs)."""
+    digest = hashlib.sha256()
+    for rel, data in _selected(spec):
+        _digest(digest, rel, data)
+    return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=4)
+def load_corpus(spec: CorpusSpec) -> Corpus:
+    digest = hashlib.sha256()
+    parts: dict[str, list[bytes]] = {s: [] for s in SPLITS}
+    total, n_files = 0, 0
+    for rel, data in _selected(spec):
+        total, n_files = total + len(data), n_files + 1
+        _digest(digest, rel, data)
         parts[split_of(rel)].append(data)
     for split, chunks in parts.items():
         if not chunks:
             raise ValueError(f"corpus at {corpus_root(spec)} has no {split} files: it needs more files")
     splits = {s: torch.frombuffer(bytearray(DOCUMENT_SEPARATOR.join(chunks)), dtype=torch.uint8) for s, chunks in parts.items()}
     where = f"Python {sysconfig.get_python_version()} stdlib" if spec.kind == "stdlib" else str(corpus_root(spec))
-    return Corpus(splits, digest.hexdigest()[:16], f"{where} ({len(files)} files, {total / 1e6:.1f} MB)", len(files))
+    return Corpus(splits, digest.hexdigest()[:16], f"{where} ({n_files} files, {total / 1e6:.1f} MB)", n_files)
