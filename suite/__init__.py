@@ -5,5 +5,5 @@ project's shared folder for the architecture; each module has one job:
 specs -> grid -> train -> evaluate -> store -> site.
 """
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2  # 2: encodings matched to their reference code (KERPLE shared, CoPE /sqrt(d), ...)
 """Bumped whenever training or evaluation code changes results; part of every training run id."""

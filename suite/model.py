@@ -111,7 +111,7 @@ class Transformer(nn.Module):
         first = make_encoding()
         self.per_layer = type(first).per_layer
         self.encodings = nn.ModuleList([first] + [make_encoding() for _ in range(cfg.n_layers - 1)] if self.per_layer else [first])
-        self.path = attention_path(type(first).hooks())
+        self.path = attention_path(first.active_hooks())
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -132,6 +132,8 @@ class Transformer(nn.Module):
     def set_scale(self, scale: float) -> None:
         for enc in self.encodings:
             enc.set_scale(scale)
+        # an encoding may use other hooks at another scale (dynamic scaling: the score hook beyond L)
+        self.path = attention_path(self.encodings[0].active_hooks())
 
     def encoding_for(self, layer: int) -> PositionalEncoding:
         return self.encodings[layer if self.per_layer else 0]
@@ -139,7 +141,7 @@ class Transformer(nn.Module):
     def _mask(self, encoding, pos, idx_pos):
         if self.path is AttentionPath.FUSED:
             return None
-        if self.path is AttentionPath.FLOAT_MASK or "bias" in type(encoding).hooks():
+        if self.path is AttentionPath.FLOAT_MASK or "bias" in encoding.active_hooks():
             return causal_float_mask(encoding.bias(pos, pos), idx_pos, idx_pos)[None]  # [1, H, T, T]: the fast kernel needs 4-D
         zeros = torch.zeros(1, len(pos), len(pos), device=pos.device)
         return causal_float_mask(zeros, idx_pos, idx_pos)[None]  # [1, 1, T, T]

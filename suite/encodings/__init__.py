@@ -13,7 +13,7 @@ from .kerple import Kerple
 from .learned import Learned
 from .randomized import Randomized
 from .rerope import Rerope
-from .rotary import Rotary
+from .rotary import DynamicRotary, Rotary
 from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
 from .t5 import T5Bias
 from .xpos import Xpos
@@ -23,6 +23,7 @@ ENCODINGS.register("none")(NoPE)
 ENCODINGS.register("sinusoidal")(Sinusoidal)
 ENCODINGS.register("learned")(Learned)
 ENCODINGS.register("rotary")(Rotary)
+ENCODINGS.register("dynamic_rotary")(DynamicRotary)
 ENCODINGS.register("xpos")(Xpos)
 ENCODINGS.register("rerope")(Rerope)
 ENCODINGS.register("addrope")(AddRope)

@@ -15,8 +15,12 @@ hook                                        acts on                         used
 plus ``positions(T, device)``, which says which position ids the sequence gets
 (``arange(T)`` unless an encoding such as randomized positions says otherwise).
 
-The model reads :meth:`PositionalEncoding.hooks` to pick the fastest attention path
-that is exact for the encoding; it never asks an encoding its name.
+The model reads :meth:`PositionalEncoding.active_hooks` to pick the fastest attention
+path that is exact for the encoding; it never asks an encoding its name. The class's
+:meth:`~PositionalEncoding.hooks` are the hooks it overrides; an instance may use
+fewer, depending on its params or on the scale (dynamic NTK needs the ``score`` hook,
+and so the explicit attention path, only beyond the training length), and the model
+reads them again after every :meth:`set_scale`.
 
 Scale: at evaluation scale ``s`` the model calls :meth:`set_scale`; an encoding
 declares with :attr:`scale_behaviour` whether it extrapolates as it is, adjusts
@@ -94,6 +98,12 @@ class PositionalEncoding(nn.Module):
     def hooks(cls) -> frozenset[str]:
         """The hooks this encoding overrides (the model picks its attention path from these)."""
         return frozenset(h for h in HOOKS if getattr(cls, h) is not getattr(PositionalEncoding, h))
+
+    def active_hooks(self) -> frozenset[str]:
+        """The hooks this instance uses now: a subset of :meth:`hooks` that may depend on
+        the params and on the scale (the model re-reads it after :meth:`set_scale`). A hook
+        left out must be a no-op for every input the model can give at this scale."""
+        return type(self).hooks()
 
     @property
     def scale_behaviour(self) -> ScaleBehaviour:

@@ -50,11 +50,14 @@ class Fire(PositionalEncoding):
 
     where f_theta: R -> R^H is an MLP (1 -> ``mlp_width`` -> H, ReLU), c > 0 is
     learnable and the threshold L = |multiplier * L_0| is learnable through a
-    multiplier initialised to 1, as in the code of the paper's appendix. Dividing by
-    psi of the query position maps every distance into [0, 1], which is how FIRE
-    generalizes to longer contexts; the bias is therefore not translation invariant
-    once i > L. Every layer has its own FIRE; the MLP is built from bare parameters
-    with PyTorch's default Linear init, so the model's own init does not touch it.
+    multiplier initialised to 1, as in the PyTorch listing of the paper's appendix,
+    eps = 1e-6 added to the normaliser included. The authors released no code; the
+    golden reference is the FIRE of mcleish7/arithmetic (McLeish et al. 2024, commit
+    86022a5), which follows that listing. Dividing by psi of the query position maps
+    every distance into [0, 1], which is how FIRE generalizes to longer contexts; the
+    bias is therefore not translation invariant once i > L. Every layer has its own
+    FIRE; the MLP is built from bare parameters with PyTorch's default Linear init, so
+    the model's own init does not touch it.
     The encoding extrapolates as it is (the normalisation is its length handling).
     """
 

@@ -18,6 +18,7 @@ class ReropeParams:
     window: int | None = None  # w: exact RoPE for distances below it; None: train_len // 2
     leaky_k: float | None = None  # None: ReRoPE (distance w beyond the window); k > 1: leaky, slope 1/k
     train_as: Literal["rope", "rerope"] = "rope"  # "rope": Su's protocol, ReRoPE only at evaluation
+    logn: bool = True  # queries past the training length scaled by log(n+1)/log(L), as both of Su's patches do
 
     def __post_init__(self):
         if self.base <= 1:
@@ -28,6 +29,12 @@ class ReropeParams:
             raise ValueError("leaky_k must be > 1 (k = 1 is plain RoPE)")
 
 
+def logn_scale(pos: torch.Tensor, train_len: int) -> torch.Tensor:
+    """max(1, log(n + 1) / log(L)) per query position n [T] (float64): 1 inside the
+    training length, growing slowly past it (bojone/rerope's ``query_states *= ...``)."""
+    return ((pos.to(torch.float64) + 1).log() / math.log(train_len)).clamp(min=1)
+
+
 def rotate_by(x: torch.Tensor, shift: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
     """Rotate x [B, H, T, Dh] by the (possibly fractional) positions ``shift`` [T]."""
     angles = shift.to(torch.float64)[:, None] * inv_freq[None, :]  # [T, Dh/2]
@@ -35,33 +42,55 @@ def rotate_by(x: torch.Tensor, shift: torch.Tensor, inv_freq: torch.Tensor) -> t
 
 
 class Rerope(PositionalEncoding):
-    """ReRoPE (Su 2023, "Rectified Rotary Position Embeddings", kexue.fm/archives/9708
-    and the bojone/rerope code): attention logits use RoPE's relative position i - j
-    while it is below the window w, and the constant w beyond it,
+    """ReRoPE (Su 2023, "Rectified Rotary Position Embeddings", kexue.fm/archives/9708;
+    reference code bojone/rerope@acfe788, ``rerope_patch.py`` and
+    ``leaky_rerope_patch.py``, patches of transformers 4.31.0's Llama attention):
+    attention logits use RoPE's relative position i - j while it is below the window
+    w, and the constant w beyond it, and queries past the training length L are
+    scaled by log(n + 1) / log(L) ("logn"):
 
-        logit(i, j) = q_i^T R(min(i - j, w)) k_j / sqrt(Dh),
+        logit(i, j) = lambda(n_i) q_i^T R(min(i - j, w)) k_j / sqrt(Dh),
+        lambda(n) = max(1, log(n + 1) / log(L)),
 
-    or, leaky ReRoPE, w + (i - j - w)/k beyond the window.
+    or, leaky ReRoPE, w + (i - j - w)/k beyond the window (same lambda).
+
+    The log scaling is the reference's ``query_states *= ((position_ids + 1).log() /
+    np.log(training_length)).clip(1)``, applied to the query before either rotation:
+    every logit of the query at position id n, near (exact RoPE) and far (rectified)
+    alike, in ReRoPE and in leaky ReRoPE alike; keys are not scaled. n is the query's
+    position id (the reference indexes its tables by ``position_ids``), L the model's
+    training length (``training_length``, 4096 for Llama 2). Inside the training
+    length lambda = 1, so it changes nothing at scale 1. ``logn: false`` drops it
+    (the reading this encoding had before, without the authors' scaling).
 
     Exact through the contract: ``rotate`` applies plain RoPE (so the model's logits
     are exact inside the window) and ``score`` replaces the logits at distances >= w
-    by those of a second, re-rotated pair, as in the author's two-matrix code: the
-    query rotated to position w + (i - w)/k and the key to j/k (ReRoPE: k -> inf, w
-    and 0), whose relative position is the capped one. That needs the explicit
-    attention path; it is exact for any position ids.
+    by those of a second, re-rotated pair, as in the reference's two matrices
+    (``attn_weights1``/``attn_weights2``, chosen by ``|i - j| < window``): the query
+    rotated to position w + (i - w)/k and the key to j/k (ReRoPE: k -> inf, w and 0),
+    whose relative position is the capped one; then it multiplies each query's row of
+    logits by lambda (the same as scaling the query, since the causal mask is -inf).
+    That needs the explicit attention path; it is exact for any position ids.
+
+    Window and k are hyperparameters the reference leaves to its user: its patches set
+    w = 512 (L/8) and k = 16 for L = 4096, its README reports w = 1024; the default
+    here is w = L/2 and the specs set k.
 
     ``train_as: rope`` (default) is Su's protocol: ReRoPE is a training-free change
     for a model trained with RoPE, so training uses plain RoPE and evaluation (at
     every scale, 1 included) ReRoPE: a training-free adjustment (it does not depend
     on s). ``train_as: rerope`` trains with it too; then the model never sees a
     distance past w and extrapolates as it is. Convention: half-split pairs and
-    theta_i = base^(-2i/Dh), as in :mod:`suite.encodings.rotary`.
+    theta_i = base^(-2i/Dh), as in :mod:`suite.encodings.rotary` and in the
+    reference (transformers' Llama ``rotate_half``): no permutation between them.
     """
 
     Params = ReropeParams
 
     def __init__(self, params: ReropeParams, dims: ModelDims):
         super().__init__(params, dims)
+        if params.logn and dims.train_len < 2:
+            raise ValueError("rerope: logn scaling needs train_len >= 2 (it divides by log L)")
         self.window = params.window or max(1, dims.train_len // 2)
         self.rope = Rotary(RotaryParams(base=params.base), dims)
         self.register_buffer("inv_freq", default_inv_freq(dims.head_dim, params.base), persistent=False)
@@ -86,4 +115,7 @@ class Rerope(PositionalEncoding):
         k_far = rotate_by(k, k_target - k_pos.double(), self.inv_freq)
         far_logits = (q_far @ k_far.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
         far = (q_pos[:, None] - k_pos[None, :]) >= w  # [Tq, Tk]; never a future key: positions increase
-        return torch.where(far, far_logits, scores)
+        logits = torch.where(far, far_logits, scores)
+        if self.params.logn:  # lambda = 1 (exactly) inside the training length; no test for it: a device sync
+            logits = logits * logn_scale(q_pos, self.dims.train_len).to(logits.dtype)[:, None]  # [Tq, 1]: per query
+        return logits

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
+import torch.nn.functional as F
 
 from .base import ModelDims, NoParams, PositionalEncoding, toeplitz_bias
 
@@ -22,32 +24,54 @@ class NoPE(PositionalEncoding):
 @dataclass(frozen=True)
 class SinusoidalParams:
     base: float = 10000.0  # the wavelength base of Vaswani et al.
+    convention: Literal["paper", "tensor2tensor"] = "paper"  # see sinusoidal_table
 
     def __post_init__(self):
         if self.base <= 1:
             raise ValueError("base must be > 1")
 
 
-def sinusoidal_table(pos: torch.Tensor, dim: int, base: float) -> torch.Tensor:
-    """Vaswani et al. 2017, Sec. 3.5: PE(p, 2i) = sin(p / base^(2i/d)), PE(p, 2i+1) = cos(...).
+def sinusoidal_table(pos: torch.Tensor, dim: int, base: float, convention: str = "paper") -> torch.Tensor:
+    """[T, dim] float32 table of absolute positions, in one of two conventions:
 
-    Interleaved sin/cos, exactly the paper's layout. Returns [T, dim] in float32.
+    * ``paper``: Vaswani et al. 2017, Sec. 3.5, PE(p, 2i) = sin(p / base^(2i/d)),
+      PE(p, 2i+1) = cos(p / base^(2i/d)): interleaved, as transformers'
+      ``_create_sinusoidal_embeddings`` (DistilBERT) writes it.
+    * ``tensor2tensor``: the code the paper's experiments ran (tensor2tensor's
+      ``get_timing_signal_1d``, and fairseq's ``get_embedding``, which copies it): all the
+      sines, then all the cosines, with inverse frequencies base^(-i / (d/2 - 1)), so
+      the longest wavelength is exactly 2 pi base.
+
+    Computed in float64, so long positions keep their phase.
     """
-    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=pos.device) / dim)
-    angles = pos.to(torch.float64)[:, None] * inv_freq[None, :]  # [T, dim/2]
-    table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)  # [T, dim] interleaved
-    return table[:, :dim].to(torch.float32)
+    pos = pos.to(torch.float64)[:, None]
+    if convention == "paper":
+        inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=pos.device) / dim)  # [ceil(d/2)]
+        angles = pos * inv_freq[None, :]
+        return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)[:, :dim].to(torch.float32)  # interleaved
+    half = dim // 2
+    inv_freq = base ** (-torch.arange(half, dtype=torch.float64, device=pos.device) / max(half - 1, 1))  # [d/2]
+    angles = pos * inv_freq[None, :]
+    table = torch.cat((angles.sin(), angles.cos()), dim=-1)  # [T, 2 (d/2)]: the sines, then the cosines
+    return F.pad(table, (0, dim - 2 * half)).to(torch.float32)  # an odd d gets a zero last column, as fairseq's
 
 
 class Sinusoidal(PositionalEncoding):
     """Fixed sinusoidal absolute positions (Vaswani et al. 2017, "Attention Is All You
     Need", Sec. 3.5), added to the token embeddings, which are first multiplied by
-    sqrt(d_model) as in the paper (Sec. 3.4) so the two have comparable scale."""
+    sqrt(d_model) as in the paper (Sec. 3.4) so the two have comparable scale.
+
+    By default the paper's formula (interleaved sin/cos, exponent 2i/d), checked against
+    transformers' ``_create_sinusoidal_embeddings``; ``convention: tensor2tensor`` is the
+    layout of the authors' tensor2tensor code (spec ``sinusoidal-t2t``), checked against
+    fairseq's copy of it. For a model trained from scratch the two layouts differ by a
+    fixed permutation of the model dimensions, which an i.i.d. initialisation cannot
+    see; what differs is the frequency spacing."""
 
     Params = SinusoidalParams
 
     def embed(self, x, pos):
-        table = sinusoidal_table(pos, self.dims.d_model, self.params.base).to(x.dtype)  # [T, D]
+        table = sinusoidal_table(pos, self.dims.d_model, self.params.base, self.params.convention).to(x.dtype)  # [T, D]
         return x * math.sqrt(self.dims.d_model) + table
 
 
@@ -76,7 +100,13 @@ class ALiBi(PositionalEncoding):
     """Attention with linear biases (Press et al. 2022, Eq. in Sec. 3):
     softmax(q_i K^T + m * [-(i-1), ..., -1, 0]), one slope m per head, no position
     embeddings. The bias -m (i - j) depends only on i - j, so it is shared by all
-    layers and computed once per forward."""
+    layers and computed once per forward.
+
+    Checked against the authors' fairseq code (ofirpress/attention_with_linear_biases,
+    commit 4b92f28: ``get_slopes`` and ``buffered_future_mask``), which adds m * j, the
+    same in every row, to the causal mask: softmax cannot tell the two apart (they differ
+    by m * i along each row), and -m (i - j) is 0 on the diagonal, so the keys near the
+    query, which carry the attention, keep their precision in bfloat16 at any length."""
 
     Params = NoParams
 
@@ -91,24 +121,26 @@ class ALiBi(PositionalEncoding):
 
 @dataclass(frozen=True)
 class SandwichParams:
-    dim: int = 128  # d', the dimension of the sinusoidal embeddings whose inner product is the bias
+    dim: int | None = None  # d', the dimension of the sinusoidal embeddings; None: the head dimension, as NeMo
     base: float = 10000.0  # the sinusoidal wavelength base
 
     def __post_init__(self):
-        if self.dim < 2 or self.dim % 2:
+        if self.dim is not None and (self.dim < 2 or self.dim % 2):
             raise ValueError("dim must be an even number >= 2")
         if self.base <= 1:
             raise ValueError("base must be > 1")
 
 
 def sandwich_kernel(distance: torch.Tensor, dim: int, base: float) -> torch.Tensor:
-    """p_m . p_n - d'/2 = sum_i cos((m - n) theta_i) - d'/2, theta_i = base^(-2i/d'), i < d'/2.
+    """p_m . p_n - d'/2 = sum_{i=1}^{d'/2} cos((m - n) / base^(2i/d')) - d'/2.
 
     The inner product of two sinusoidal embeddings depends on m - n only; shifted by
-    d'/2 it is 0 at distance 0 and <= 0 elsewhere. Evaluated once per distinct
-    distance (float64), not per query-key pair."""
+    d'/2 it is 0 at distance 0 and < 0 elsewhere. The frequencies are i = 1 .. d'/2
+    (1-based, so base^-1 is the lowest and 1 is not among them), as NeMo computes them.
+    Evaluated once per distinct distance, in float64."""
     values, inverse = torch.unique(distance, return_inverse=True)
-    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=distance.device) / dim)  # [d'/2]
+    i = torch.arange(1, dim // 2 + 1, dtype=torch.float64, device=distance.device)
+    inv_freq = base ** (-2 * i / dim)  # [d'/2]
     kernel = torch.cos(values.to(torch.float64)[:, None] * inv_freq[None, :]).sum(-1) - dim / 2  # [U]
     return kernel[inverse].float()
 
@@ -120,22 +152,28 @@ class Sandwich(PositionalEncoding):
     a parameter-free bias on the logits, divided per head by ALiBi-style compression
     ratios 8h/H (h = 1 .. H):
 
-        b_h(m, n) = (sum_{i < d'/2} cos((m - n) theta_i) - d'/2) / (8h / H).
+        b_h(m, n) = (sum_{i=1}^{d'/2} cos((m - n) / base^(2i/d')) - d'/2) / (8h / H).
 
-    Convention: the d'/2 frequencies are Vaswani's, theta_i = base^(-2i/d') from
-    i = 0. The bias depends on m - n only, so it is shared by all layers and the
-    encoding extrapolates as it is.
+    The authors released no code; this is NVIDIA NeMo's
+    ``SandwichRelativePositionEmbedding`` (commit 8cfedd7, the golden reference), which
+    sums i = 1 .. d'/2 and takes d' = the head dimension. The paper makes d' a
+    hyperparameter of its own; ``dim`` sets it (spec ``sandwich-d128``: d' = 128). The
+    bias depends on m - n only, so it is shared by all layers and the encoding
+    extrapolates as it is.
     """
 
     Params = SandwichParams
 
     def __init__(self, params: SandwichParams, dims: ModelDims):
         super().__init__(params, dims)
+        self.dim = params.dim or dims.head_dim
+        if self.dim % 2:
+            raise ValueError(f"sandwich: d' = {self.dim} (the head dimension) must be even; set params.dim")
         ratios = 8 * torch.arange(1, dims.n_heads + 1, dtype=torch.float32) / dims.n_heads  # [H]
         self.register_buffer("ratios", ratios, persistent=False)
 
     def bias(self, q_pos, k_pos):
         def per_distance(d):  # [V] -> [H, V]
-            return sandwich_kernel(d, self.params.dim, self.params.base)[None, :] / self.ratios[:, None]
+            return sandwich_kernel(d, self.dim, self.params.base)[None, :] / self.ratios[:, None]
 
         return toeplitz_bias(per_distance, q_pos, k_pos)  # [H, Tq, Tk]

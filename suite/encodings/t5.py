@@ -28,7 +28,8 @@ def t5_causal_bucket(distance: torch.Tensor, num_buckets: int, max_distance: int
 
     Raffel et al. 2020 ("Exploring the Limits of Transfer Learning", Sec. 2.1) and
     ``_relative_position_bucket`` of their Mesh TensorFlow code with
-    ``bidirectional=False``: n < 0 (the future) goes to bucket 0; the first half of
+    ``bidirectional=False``, as transformers' ``T5Attention`` ports it (the golden
+    reference, transformers==5.23.0): n < 0 (the future) goes to bucket 0; the first half of
     the buckets hold the exact distances 0 .. num_buckets/2 - 1; the second half are
     log-spaced up to ``max_distance``; every longer distance shares the last bucket.
     """
@@ -45,9 +46,12 @@ class T5Bias(PositionalEncoding):
     """T5 relative position bias (Raffel et al. 2020, Sec. 2.1): a learned scalar per
     head and distance bucket, added to the logits: softmax(q k^T / sqrt(Dh) + b[bucket(i - j)]).
 
-    Causal (unidirectional) buckets as in T5's decoder. Shared across layers as in
-    T5 (computed once per forward). Distances past ``max_distance`` share the last
-    bucket, so the encoding extrapolates as it is. The table is initialised to zero,
+    Causal (unidirectional) buckets as in T5's decoder, and the table laid out as
+    transformers' ``relative_attention_bias`` ([buckets, H]), whose ``compute_bias`` is
+    the golden reference. Shared across layers as in T5, where only the first layer owns
+    the table and passes its bias on (computed once per forward). Distances past
+    ``max_distance`` share the last bucket, so the encoding extrapolates as it is. The
+    table is initialised to zero,
     so a fresh model starts as NoPE (T5 folds its init into the unscaled logits,
     which this model does not use).
     """

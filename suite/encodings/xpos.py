@@ -38,21 +38,30 @@ def xpos_scales(pos: torch.Tensor, zeta: torch.Tensor, scale_base: float, center
 
 
 class Xpos(PositionalEncoding):
-    """xPos (Sun et al. 2022, "A Length-Extrapolatable Transformer", the xPos of
-    Sec. 3): RoPE whose query at position n is also scaled by zeta^(n / scale_base)
-    and whose key at m by zeta^(-m / scale_base), per rotary pair i, with
-    zeta_i = (i/(d/2) + gamma) / (1 + gamma), so that q_n . k_m carries the decay
+    """xPos (Sun et al. 2022, "A Length-Extrapolatable Transformer", Sec. 3.1, Eq. 4-5;
+    reference code microsoft/torchscale@4d1e0e8, ``torchscale/component/
+    xpos_relative_position.py``, class ``XPOS``): RoPE whose query at position n is
+    also scaled by zeta^(n / scale_base) and whose key at m by zeta^(-m / scale_base),
+    per rotary pair i, with zeta_i = (i/(d/2) + gamma) / (1 + gamma) (torchscale:
+    ``(arange(0, d, 2) + 0.4 d) / (1.4 d)``), so that q_n . k_m carries the decay
     zeta^((n - m) / scale_base) <= 1 for a key in the past.
 
     Numerical range: zeta_0 = gamma / (1 + gamma) = 0.29, so the two factors alone
     reach 0.29^(+-T/512) and overflow float16 after a few thousand positions. Since
-    only n - m reaches the logits, positions are centred on the middle of the keys'
-    range before exponentiating (as the authors' torchscale code does), which halves
-    the exponents and changes no logit. Convention: half-split rotary pairs and
-    theta_i = base^(-2i/d), as in :mod:`suite.encodings.rotary` (torchscale pairs
-    interleaved dimensions; a fixed permutation the projections absorb). Blockwise
-    causal attention, the paper's inference-time companion, is an attention pattern
-    and not part of the encoding. The encoding extrapolates as it is.
+    only n - m reaches the logits, positions are centred before exponentiating, as
+    torchscale does: it gives the T keys the exponents (j - ceil(T/2)) / scale_base,
+    j = 0 .. T-1, and the queries the same centre (its ``offset`` for incremental
+    decoding). Here the centre is the keys' lowest id + ceil(span/2), which is exactly
+    torchscale's for consecutive ids, so ``rotate`` returns torchscale's queries and
+    keys, not only its logits; for sparse ids any centre gives the same logits.
+
+    Convention: half-split rotary pairs (i, i + d/2) and theta_i = base^(-2i/d), as in
+    :mod:`suite.encodings.rotary`; torchscale pairs interleaved dimensions (2i, 2i + 1)
+    (``rotate_every_two``, ``duplicate_interleave``). The two differ by a fixed
+    permutation of the head dimensions, which the projections absorb; the golden test
+    applies it explicitly. Blockwise causal attention, the paper's inference-time
+    companion, is an attention pattern and not part of the encoding (torchscale's
+    attention does not apply it either). The encoding extrapolates as it is.
     """
 
     Params = XposParams
@@ -63,7 +72,8 @@ class Xpos(PositionalEncoding):
         self.register_buffer("zeta", xpos_zeta(dims.head_dim, params.gamma), persistent=False)
 
     def rotate(self, q, k, q_pos, k_pos):
-        center = (float(k_pos.min()) + float(k_pos.max())) / 2
+        lo, hi = int(k_pos.min()), int(k_pos.max())
+        center = lo + (hi - lo + 2) // 2  # torchscale: min_pos = -(T + offset) // 2 = -ceil(T/2) for ids 0..T-1
         q = self._rotate_scaled(q, q_pos, xpos_scales(q_pos, self.zeta, self.params.scale_base, center))
         k = self._rotate_scaled(k, k_pos, xpos_scales(k_pos, self.zeta, self.params.scale_base, center).reciprocal())
         return q, k

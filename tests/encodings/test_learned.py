@@ -1,4 +1,5 @@
-"""Learned absolute positions: a table, and not applicable past it."""
+"""Absolute encodings: learned positions (a table, not applicable past it), the sinusoidal
+table against its references (scripts/golden/sinusoidal.py), and NoPE."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import pytest
 import torch
 
 from suite.encodings import ScaleBehaviour
+from suite.model import AttentionPath
 
-from .helpers import build_model, dims, encoding
+from .helpers import build_model, dims, encoding, golden
 
 
 def test_table_defaults_to_the_training_length_and_is_the_max_length():
@@ -32,3 +34,33 @@ def test_positions_past_the_table_raise_instead_of_clamping():
     model = build_model("learned").eval()
     with pytest.raises(ValueError, match="past the table"):
         model(torch.randint(0, 256, (1, 2 * model.cfg.train_len)))
+
+
+# -- sinusoidal: transformers (the paper's formula) and fairseq (tensor2tensor's layout) -------------
+
+
+@pytest.mark.parametrize("name, reading, tol", [("sinusoidal", "paper", 1e-5), ("sinusoidal-t2t", "tensor2tensor", 1e-4)])
+def test_sinusoidal_embedding_golden(name, reading, tol):
+    """What embed adds to a zero token embedding is the reference's table; the t2t reference
+    computes in float32, hence its 1e-4."""
+    g = golden("sinusoidal")
+    enc = encoding(name, dims(head_dim=g["d_model"], n_heads=1))
+    pos = torch.tensor(g["positions"])
+    table = enc.embed(torch.zeros(1, len(pos), g["d_model"]), pos)[0]
+    torch.testing.assert_close(table.double(), torch.tensor(g[reading]["table"], dtype=torch.float64), rtol=tol, atol=tol)
+
+
+def test_sinusoidal_scales_the_token_embeddings_by_sqrt_d():
+    enc = encoding("sinusoidal", dims(head_dim=16, n_heads=1))
+    x, pos = torch.randn(2, 5, 16), torch.arange(5)
+    torch.testing.assert_close(enc.embed(x, pos) - enc.embed(torch.zeros_like(x), pos), x * 4.0)
+
+
+# -- NoPE ---------------------------------------------------------------------------------------------
+
+
+def test_nope_acts_nowhere_and_takes_the_fused_causal_path():
+    enc = encoding("nope", dims(head_dim=8, n_heads=2))
+    x = torch.randn(1, 5, 16)
+    assert type(enc).hooks() == frozenset() and torch.equal(enc.embed(x, torch.arange(5)), x)
+    assert build_model("nope").path is AttentionPath.FUSED

@@ -1,5 +1,6 @@
-"""The rotary family: RoPE, partial RoPE and the scaling variants, against their
-papers (golden values from scripts/golden/rotary.py) and their properties."""
+"""The rotary family: RoPE, partial RoPE and the static scaling variants, against their
+references (golden values from scripts/golden/rotary.py: transformers==5.23.0 and
+jquesnelle/yarn) and their properties. Dynamic scalings: test_rotary_dynamic.py."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from suite.encodings.rotary import RotaryParams, Rotary, default_inv_freq, llama3_inv_freq
+from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq, llama3_inv_freq
 
 from .helpers import dims, encoding, golden, logits_matrix
 
-ROTARY_SPECS = ["rope", "rope-partial", "rope-pi", "rope-ntk", "rope-dynamic-ntk", "yarn", "rope-llama3"]
-ADJUSTING = ["rope-pi", "rope-ntk", "rope-dynamic-ntk", "yarn", "rope-llama3"]
+STATIC = ["rope", "rope-partial", "rope-pi", "rope-ntk", "yarn", "yarn-paper-ramp", "rope-llama3"]
+ROTARY_SPECS = STATIC + ["rope-dynamic-ntk", "yarn-dynamic"]
+ADJUSTING = ["rope-pi", "rope-ntk", "yarn", "yarn-paper-ramp", "rope-llama3"]
 F64 = dict(rtol=1e-12, atol=0)  # frequencies: float64 on both sides
 F32 = dict(rtol=1e-5, atol=1e-6)  # rotated vectors: float32 tables
+REFERENCE = dict(rtol=1e-10, atol=0)  # the references run in float64 (scripts/golden/rotary.py)
+GOLDEN = dict(rtol=1e-5, atol=1e-5)  # what the encoding applies: rotated q, k and q.k
 
 
 def rotary(d, train_len=64, **params) -> Rotary:
@@ -35,7 +39,8 @@ def rotate_one(enc, x: list[float], position: int) -> torch.Tensor:
 
 @pytest.mark.parametrize("name, scale", [(n, 1) for n in ROTARY_SPECS] + [(n, 4) for n in ADJUSTING])
 def test_logits_depend_only_on_the_distance(name, scale):
-    """With the same q and k at every position, q_i . k_j is a function of i - j (a Toeplitz matrix)."""
+    """With the same q and k at every position, q_i . k_j is a function of i - j (a Toeplitz
+    matrix). Dynamic scalings only at scale 1: beyond it each query has its own factor."""
     enc = encoding(name, dims(head_dim=16, train_len=32))
     enc.set_scale(scale)
     torch.manual_seed(0)
@@ -46,14 +51,15 @@ def test_logits_depend_only_on_the_distance(name, scale):
         torch.testing.assert_close(diagonal, diagonal[:1].expand_as(diagonal), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", ROTARY_SPECS)
+@pytest.mark.parametrize("name", STATIC)
 @settings(max_examples=20, deadline=None)
 @given(position=st.integers(0, 5000), scale=st.sampled_from([1, 2, 8]))
 def test_rotations_preserve_norms(name, position, scale):
+    """Up to the attention factor (dynamic scalings: the score hook, test_rotary_dynamic.py)."""
     enc = encoding(name, dims(head_dim=16, train_len=64))
     enc.set_scale(scale)
     x = torch.randn(16, generator=torch.Generator().manual_seed(position))
-    _, mscale = enc.frequencies(position + 1)
+    _, mscale = enc.frequencies()
     torch.testing.assert_close(rotate_one(enc, x.tolist(), position).norm(), x.norm() * mscale, rtol=1e-5, atol=1e-5)
 
 
@@ -79,23 +85,10 @@ def test_interpolation_maps_position_s_p_to_the_angles_of_p(p, s):
 def test_ntk_changes_the_base_by_s_to_the_d_over_d_minus_2():
     enc = rotary(16, scaling="ntk")
     enc.set_scale(4)
-    inv_freq, _ = enc.frequencies(256)
+    inv_freq, _ = enc.frequencies()
     torch.testing.assert_close(inv_freq, default_inv_freq(16, 10000 * 4 ** (16 / 14)), **F64)
     assert inv_freq[0] == 1.0  # the highest frequency is kept
     torch.testing.assert_close(inv_freq[-1], default_inv_freq(16, 10000)[-1] / 4, **F64)  # the lowest interpolated by s
-
-
-def test_dynamic_ntk_is_rope_within_the_training_length_and_differs_beyond():
-    dynamic, rope = rotary(16, train_len=32, scaling="dynamic_ntk"), rotary(16, train_len=32)
-    torch.manual_seed(0)
-    q, k = torch.randn(1, 1, 64, 16), torch.randn(1, 1, 64, 16)
-    for T in (8, 32):
-        pos = torch.arange(T)
-        for a, b in zip(dynamic.rotate(q[:, :, :T], k[:, :, :T], pos, pos), rope.rotate(q[:, :, :T], k[:, :, :T], pos, pos)):
-            assert torch.equal(a, b)
-    pos = torch.arange(64)
-    assert not torch.allclose(dynamic.rotate(q, k, pos, pos)[0], rope.rotate(q, k, pos, pos)[0])
-    assert dynamic.frequencies(64)[0][-1] < rope.frequencies(64)[0][-1]
 
 
 def test_yarn_keeps_the_highest_frequency_and_divides_the_lowest_by_s():
@@ -103,7 +96,7 @@ def test_yarn_keeps_the_highest_frequency_and_divides_the_lowest_by_s():
     base = default_inv_freq(64, 10000)
     for s in (2, 8, 16):
         enc.set_scale(s)
-        inv_freq, mscale = enc.frequencies(2048 * s)
+        inv_freq, mscale = enc.frequencies()
         assert inv_freq[0] == base[0]
         torch.testing.assert_close(inv_freq[-1], base[-1] / s, **F64)
         assert mscale == pytest.approx(0.1 * math.log(s) + 1)
@@ -135,72 +128,68 @@ def test_llama3_boundaries():
 
 def test_every_scaling_is_plain_rope_at_scale_1():
     rope = default_inv_freq(16, 10000)
-    for scaling in ("pi", "ntk", "dynamic_ntk", "yarn", "llama3"):
-        inv_freq, mscale = rotary(16, scaling=scaling).frequencies(64)
+    for scaling in ("pi", "ntk", "yarn", "yarn_paper_ramp", "llama3"):
+        inv_freq, mscale = rotary(16, scaling=scaling).frequencies()
         torch.testing.assert_close(inv_freq, rope, **F64)
         assert mscale == 1.0
 
 
-# -- golden values ------------------------------------------------------------------------
+def test_yarn_ramps_over_the_pair_index_not_over_rotations():
+    """The issue's shape (head dim 16, L = 64, s = 16): the authors' code keeps the first
+    pairs x [1, 0.6875, 0.375] and divides the rest by 16; the paper's r-ramp interpolates
+    the second pair already by a third."""
+    base = default_inv_freq(16, 10000)
+    ratios = {}
+    for scaling in ("yarn", "yarn_paper_ramp"):
+        enc = rotary(16, train_len=64, scaling=scaling)
+        enc.set_scale(16)
+        ratios[scaling] = enc.frequencies()[0] / base
+    torch.testing.assert_close(ratios["yarn"], torch.tensor([1, 0.6875, 0.375] + [1 / 16] * 5, dtype=torch.float64), **F64)
+    assert ratios["yarn_paper_ramp"][1] < 0.35
 
 
-def test_rope_golden():
-    g = golden("rope")
-    enc = rotary(g["head_dim"], base=g["base"])
-    torch.testing.assert_close(enc.frequencies(1)[0], torch.tensor(g["inv_freq"], dtype=torch.float64), **F64)
-    for p, angles, rotated in zip(g["positions"], g["angles"], g["rotated"]):
-        cos, _ = enc.cos_sin(p + 1, "cpu")
-        torch.testing.assert_close(cos[p], torch.tensor(angles, dtype=torch.float64).cos().float(), **F32)
-        torch.testing.assert_close(rotate_one(enc, g["x"], p), torch.tensor(rotated, dtype=torch.float32), **F32)
+# -- golden values: what the encoding applies, against the references ------------------------
+
+
+def check_applied(enc: Rotary, case: dict) -> None:
+    """Frequencies, attention factor, rotated q and k at the golden positions, and their q.k."""
+    inv_freq, attention_factor = enc.frequencies()
+    torch.testing.assert_close(inv_freq, torch.tensor(case["inv_freq"], dtype=torch.float64), **REFERENCE)
+    assert attention_factor == pytest.approx(case["attention_factor"], rel=1e-12)
+    pos = torch.tensor(case["positions"])
+    q, k = (torch.tensor(case[n], dtype=torch.float32)[None, None] for n in ("q", "k"))  # [1, 1, P, Dh]
+    q_rot, k_rot = enc.rotate(q, k, pos, pos)
+    for got, n in ((q_rot, "q_rotated"), (k_rot, "k_rotated"), (q_rot @ k_rot.transpose(-2, -1), "logits")):
+        torch.testing.assert_close(got[0, 0].double(), torch.tensor(case[n], dtype=torch.float64), **GOLDEN)
+
+
+def case_encoding(name: str, case: dict, **params) -> Rotary:
+    enc = encoding(name, dims(head_dim=case["head_dim"], train_len=case["train_len"]), base=case["base"], **params)
+    enc.set_scale(case.get("factor", 1.0))
+    return enc
+
+
+@pytest.mark.parametrize("name", ["rope", "rope-pi", "rope-ntk", "rope-llama3"])
+def test_golden(name):
+    for case in golden(name)["cases"]:
+        check_applied(case_encoding(name, case), case)
 
 
 def test_rope_partial_golden():
-    g = golden("rope-partial")
-    for exponent in ("rotary_dim", "head_dim"):
-        enc = rotary(g["head_dim"], base=g["base"], fraction=g["fraction"], partial_exponent=exponent)
-        assert enc.rotary_dim == g["rotary_dim"]
-        expected = g["exponents"][exponent]
-        torch.testing.assert_close(enc.frequencies(1)[0], torch.tensor(expected["inv_freq"], dtype=torch.float64), **F64)
-        torch.testing.assert_close(rotate_one(enc, g["x"], g["position"]), torch.tensor(expected["rotated"], dtype=torch.float32), **F32)
+    """transformers' partial_rotary_factor (GPT-NeoX rotary_pct): theta_i = base^(-2i/r)."""
+    for case in golden("rope-partial")["cases"]:
+        enc = case_encoding("rope-partial", case, fraction=case["fraction"])
+        assert enc.rotary_dim == len(case["inv_freq"]) * 2
+        check_applied(enc, case)
 
 
-def test_rope_pi_golden():
-    g = golden("rope-pi")
-    enc = rotary(g["head_dim"], base=g["base"], scaling="pi")
-    enc.set_scale(g["factor"])
-    torch.testing.assert_close(enc.frequencies(1)[0], torch.tensor(g["inv_freq"], dtype=torch.float64), **F64)
-    torch.testing.assert_close(rotate_one(enc, g["x"], g["position"]), torch.tensor(g["rotated"], dtype=torch.float32), **F32)
+@pytest.mark.parametrize("name", ["yarn", "yarn-paper-ramp"])
+def test_yarn_golden(name):
+    for case in golden(name)["cases"]:
+        check_applied(case_encoding(name, case, beta_fast=case["beta_fast"], beta_slow=case["beta_slow"]), case)
 
 
-def test_rope_ntk_golden():
-    for case in golden("rope-ntk")["cases"]:
-        enc = rotary(case["head_dim"], base=case["base"], scaling="ntk")
-        enc.set_scale(case["factor"])
-        torch.testing.assert_close(enc.frequencies(1)[0], torch.tensor(case["inv_freq"], dtype=torch.float64), rtol=1e-10, atol=0)
-
-
-def test_rope_dynamic_ntk_golden():
-    g = golden("rope-dynamic-ntk")
-    enc = rotary(g["head_dim"], train_len=g["train_len"], base=g["base"], scaling="dynamic_ntk")
-    for case in g["cases"]:
-        torch.testing.assert_close(enc.frequencies(case["seq_len"])[0], torch.tensor(case["inv_freq"], dtype=torch.float64),
-                                   rtol=1e-10, atol=0)
-
-
-def test_yarn_golden():
-    g = golden("yarn")
-    for case in g["cases"]:
-        enc = rotary(case["head_dim"], train_len=case["train_len"], base=case["base"], scaling="yarn",
-                     beta_fast=case["beta_fast"], beta_slow=case["beta_slow"])
-        enc.set_scale(case["factor"])
-        inv_freq, mscale = enc.frequencies(case["train_len"] * int(case["factor"]))
-        torch.testing.assert_close(inv_freq, torch.tensor(case["inv_freq"], dtype=torch.float64), rtol=1e-10, atol=0)
-        assert mscale == pytest.approx(case["mscale"], rel=1e-12)
-
-
-def test_rope_llama3_golden():
-    for case in golden("rope-llama3")["cases"]:
-        enc = rotary(case["head_dim"], train_len=case["train_len"], base=case["base"], scaling="llama3",
-                     low_freq_factor=case["low_freq_factor"], high_freq_factor=case["high_freq_factor"])
-        enc.set_scale(case["factor"])
-        torch.testing.assert_close(enc.frequencies(1)[0], torch.tensor(case["inv_freq"], dtype=torch.float64), rtol=1e-10, atol=0)
+def test_partial_head_dim_exponent_gives_the_frequencies_of_full_rope():
+    """partial_exponent: head_dim (no reference library has it): the first r/2 frequencies of full RoPE."""
+    enc = rotary(16, fraction=0.25, partial_exponent="head_dim")
+    torch.testing.assert_close(enc.frequencies()[0], default_inv_freq(16, 10000)[:2], **F64)
