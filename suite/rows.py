@@ -43,6 +43,7 @@ class MetricRow:
     stderr: float | None = None
     window_policy: str | None = None
     source: str | None = None
+    chance: float | None = None  # the score of a model that guesses, where the task has one
 
     def __post_init__(self):
         value, stderr = _finite_or_none(self.value), _finite_or_none(self.stderr)

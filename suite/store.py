@@ -37,7 +37,7 @@ CREATE TABLE evaluations (
 );
 CREATE TABLE metrics (
     eval_id VARCHAR, run_id VARCHAR, task VARCHAR, metric VARCHAR, value DOUBLE, n BIGINT, status VARCHAR,
-    scale INTEGER, eval_len INTEGER, stderr DOUBLE, window_policy VARCHAR, source VARCHAR
+    scale INTEGER, eval_len INTEGER, stderr DOUBLE, window_policy VARCHAR, source VARCHAR, chance DOUBLE
 );
 CREATE TABLE curves (
     eval_id VARCHAR, run_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
@@ -53,7 +53,7 @@ VIEWS = """
 -- every figure with the entry it belongs to: the encoding as evaluated, on its run
 CREATE VIEW figures AS
 SELECT e.encoding, e.display_name, e.family, e.trained_as, e.checkpoint_level, e.size, e.seed, e.run_id, e.eval_id,
-       e.evaluator, m.task, m.metric, m.scale, m.eval_len, m.value, m.stderr, m.n, m.status, m.source
+       e.evaluator, m.task, m.metric, m.scale, m.eval_len, m.value, m.stderr, m.n, m.status, m.source, m.chance
 FROM metrics m JOIN evaluations e USING (eval_id)
 WHERE e.status = 'done';
 
