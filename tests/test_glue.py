@@ -56,6 +56,14 @@ def test_offline_battery_rows_and_macro_average():
     assert macro["value"] == pytest.approx(sum(scores.values()) / 3) and macro["status"] == "ok"
     # budget scales each task's own sizes: the dev split of `order` has round(500 * 0.02) examples
     assert next(r["n"] for r in rows if r["task"] == "glue/order") == 10
+    # a uniform guesser on balanced labels: accuracy 1/k, binary F1 1/2, correlations 0
+    chance = {(r["task"], r["metric"]): r["chance"] for r in rows}
+    assert chance[("glue/similarity", "pearson")] == 0.0
+    for name in ("order", "rte"):
+        task = OFFLINE[name]
+        expected = {"accuracy": 1 / task.num_labels, "f1": 0.5, "matthews": 0.0}
+        assert {m: chance[(f"glue/{name}", m)] for m in task.metrics} == {m: expected[m] for m in task.metrics}
+    assert macro["chance"] == pytest.approx(sum(chance[(f"glue/{n}", "score")] for n in ("order", "similarity", "rte")) / 3)
 
 
 def test_fine_tuning_learns_an_order_task_beyond_chance():

@@ -62,6 +62,7 @@ class SyntheticTask(abc.ABC):
     version: ClassVar[int]
     description: ClassVar[str]
     min_length: ClassVar[int]  # the smallest length the format fits in
+    chance: ClassVar[float | None] = None  # exact-match accuracy of a uniform guess, where the answer is one of a few
 
     def example(self, rng: random.Random, length: int) -> Example:
         if length < self.min_length:
@@ -202,6 +203,25 @@ class AssocRecall(SyntheticTask):
         return Example(pad + context + " ? " + queries + "=", answer, {"n_pairs": n})
 
 
+class Recall(AssocRecall):
+    """Single-query associative recall (Arora et al. 2023, "Zoology", MQAR with one query).
+
+    Format (version 1): :class:`AssocRecall`'s with one query, so the answer is one
+    digit (chance 1/10): ``PAD* k:v (" " k:v)* " ? " q "="`` then ``v "\\n"``. The
+    smallest recall task: one content lookup (an induction head: find the queried key,
+    copy the digit after it), which a two-layer model learns in the default job's
+    budget, so its decay with length is comparable across encodings.
+    length 24: ``"  xqa:3 bor:0 ? bor="`` + ``"0\\n"``.
+    """
+
+    name = "recall"
+    version = 1
+    description = "recall the value of one queried key among key:value pairs"
+    n_queries = 1
+    min_length = n_queries * (AssocRecall.key_width + 3) + n_queries * (AssocRecall.key_width + 2) + 3
+    chance = 0.1  # one digit
+
+
 def _key(index: int, width: int) -> str:
     chars = []
     for _ in range(width):
@@ -276,6 +296,7 @@ class FlipFlop(SyntheticTask):
     version = 1
     description = "the last written bit at the final read of a flip-flop sequence"
     min_length = 5
+    chance = 0.5  # one bit
     p_ignore: ClassVar[float] = 0.8
 
     def make(self, rng: random.Random, length: int) -> Example:
@@ -370,6 +391,7 @@ class Parity(SyntheticTask):
     version = 1
     description = "whether a bit string has an odd number of ones"
     min_length = 4
+    chance = 0.5  # one bit
 
     def make(self, rng: random.Random, length: int) -> Example:
         bits = random_string(rng, "01", length - 3)
@@ -395,6 +417,7 @@ class Brackets(SyntheticTask):
     version = 1
     description = "whether a string of () and [] brackets is balanced"
     min_length = 5
+    chance = 0.5  # Y or N, each with probability 1/2
     pairs: ClassVar[dict[str, str]] = {"(": ")", "[": "]"}
 
     def make(self, rng: random.Random, length: int) -> Example:
@@ -430,7 +453,7 @@ class Brackets(SyntheticTask):
 TASKS: dict[str, type[SyntheticTask]] = {
     task.name: task
     for task in (
-        Copy, Reverse, AssocRecall, SelectiveCopy, Counting, FlipFlop, Passkey,
+        Copy, Reverse, AssocRecall, Recall, SelectiveCopy, Counting, FlipFlop, Passkey,
         Addition, Parity, Brackets,
     )
 }

@@ -156,7 +156,7 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
     A real-GLUE task whose data is not on this machine is skipped with a message,
     never failed: its rows say ``status: skipped`` with the reason.
     """
-    rows, scores = [], {}
+    rows, scores, score_chances = [], {}, {}
     limit = backbone.encodings[0].max_length()
     cut = ""
     if limit is not None and limit < recipe.max_len:
@@ -177,15 +177,31 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
             continue
         result = finetune_task(backbone, task, train, dev, recipe, seed)
         source = f"{recipe.battery} battery; {name} v{result.version}; {recipe.steps} steps x {recipe.batch_size}{cut}"
-        rows += [_row(prefix, metric, value, result.n_dev, "ok", source) for metric, value in result.values.items()]
-        rows.append(_row(prefix, "score", result.score, result.n_dev, "ok", source))
-        scores[name] = result.score
+        balanced = recipe.battery == "offline"  # real GLUE's labels are not balanced: no uniform-guess chance
+        chances = {metric: metric_chance(task, metric) if balanced else None for metric in result.values}
+        rows += [_row(prefix, metric, value, result.n_dev, "ok", source, chances[metric])
+                 for metric, value in result.values.items()]
+        task_chance = None if None in chances.values() else sum(chances.values()) / len(chances)
+        rows.append(_row(prefix, "score", result.score, result.n_dev, "ok", source, task_chance))
+        scores[name], score_chances[name] = result.score, task_chance
     if scores:
         complete = len(scores) == len(recipe.task_names())
+        chance = None if None in score_chances.values() else glue_metrics.macro_average(score_chances)
         rows.append(_row("glue", "glue_score", glue_metrics.macro_average(scores), len(scores),
-                         "ok" if complete else "partial", f"{recipe.battery} battery; mean of {len(scores)} task scores"))
+                         "ok" if complete else "partial", f"{recipe.battery} battery; mean of {len(scores)} task scores", chance))
     return rows
 
 
-def _row(task: str, metric: str, value, n: int, status: str, source: str) -> MetricRow:
-    return MetricRow(task=task, metric=metric, value=value, n=n, status=status, source=source)  # NaN -> failed
+def metric_chance(task, metric: str) -> float | None:
+    """A uniform guesser's expected score on a task whose labels are balanced (every task
+    of both batteries balances ``label_values``): accuracy 1/k and binary F1 1/2 (precision
+    and recall both 1/2), no correlation (Matthews, Pearson, Spearman) 0."""
+    if metric == "accuracy":
+        return 1 / task.num_labels
+    if metric == "f1" and task.num_labels == 2:
+        return 0.5
+    return 0.0 if metric in ("matthews", "pearson", "spearman") else None
+
+
+def _row(task: str, metric: str, value, n: int, status: str, source: str, chance: float | None = None) -> MetricRow:
+    return MetricRow(task=task, metric=metric, value=value, n=n, status=status, source=source, chance=chance)

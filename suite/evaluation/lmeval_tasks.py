@@ -170,7 +170,7 @@ def _number(x) -> float | None:
 
 
 def task_rows(results: dict, task: str, name: str, metric: str, scale: int, eval_len: int, policy: str,
-              source: str, breakdown: str | None = None) -> list[dict]:
+              source: str, breakdown: str | None = None) -> list[MetricRow]:
     """lm-eval's figure for ``metric`` of ``name`` as a row, plus one per ``breakdown`` value.
 
     A breakdown row aggregates lm-eval's per-sample ``metric`` values of the examples
@@ -178,7 +178,8 @@ def task_rows(results: dict, task: str, name: str, metric: str, scale: int, eval
     """
     from lm_eval.api.metrics import mean, mean_stderr
 
-    base = {"task": task, "scale": scale, "eval_len": eval_len, "window_policy": policy, "source": source}
+    base = {"task": task, "scale": scale, "eval_len": eval_len, "window_policy": policy, "source": source,
+            "chance": get_task(task).chance}
     figures = results["results"][name]
     rows = [MetricRow(**base, metric=metric, value=_number(figures[f"{metric},none"]),
                       stderr=_number(figures.get(f"{metric}_stderr,none")), n=results["n-samples"][name]["effective"])]
@@ -218,8 +219,8 @@ def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales:
     for s in scales:
         eval_len = s * train_len
         if not fits(model, eval_len):
-            rows += [MetricRow.not_applicable(t, metric, s, eval_len, window_policy=POLICY[request], source=source[t])
-                     for t in tasks]
+            rows += [MetricRow.not_applicable(t, metric, s, eval_len, window_policy=POLICY[request], source=source[t],
+                                              chance=get_task(t).chance) for t in tasks]
             continue
         lm = PosBenchLM(model, train_len, eval_len=eval_len, batch_size=batch_size)
         names = {t: write_task_config(t, eval_len, n, seed, workdir, template) for t in tasks}

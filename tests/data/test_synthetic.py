@@ -53,6 +53,12 @@ def solve_assoc_recall(prompt: str, length: int) -> str:
     return "".join(table[q] for q in queries) + "\n"
 
 
+def solve_recall(prompt: str, length: int) -> str:
+    m = _match(r" *((?:[a-z]+:\d )+)\? ([a-z]+)=", prompt)
+    table = dict(p.split(":") for p in m.group(1).split())
+    return table[m.group(2)] + "\n"
+
+
 def solve_selective_copy(prompt: str, length: int) -> str:
     return _match(r"([a-z.]+)=", prompt).group(1).replace(".", "") + "\n"
 
@@ -117,6 +123,7 @@ SOLVERS = {
     "copy": solve_copy,
     "reverse": solve_reverse,
     "assoc_recall": solve_assoc_recall,
+    "recall": solve_recall,
     "selective_copy": solve_selective_copy,
     "counting": solve_counting,
     "flip_flop": solve_flip_flop,
@@ -125,7 +132,7 @@ SOLVERS = {
     "parity": solve_parity,
     "brackets": solve_brackets,
 }
-SHORT_ANSWER = {"assoc_recall", "counting", "flip_flop", "passkey", "parity", "brackets"}
+SHORT_ANSWER = {"assoc_recall", "recall", "counting", "flip_flop", "passkey", "parity", "brackets"}
 
 # sha256 of generate(name, 8, 64, seed=0), keyed by (name, version). A changed
 # fingerprint under the same version means the format or sampling changed: bump the
@@ -134,6 +141,7 @@ GOLDEN = {
     ("copy", 1): "458729dfa25ab99d7f82d607968055a90f512b04601a7b1037c02c588c188d20",
     ("reverse", 1): "e5ee0737fb23c674fd5498118cb9a1c12c9fbd23507d192bcd64d617508d14e4",
     ("assoc_recall", 1): "19f431e5ad63a93846dc8ed9aac43b042a202e39c6f603be9297cb20a47bb62f",
+    ("recall", 1): "f630c030d8f3a6d6d4ce2769dcfddc899febb8d0fbe4b6bfa560ded65391176b",
     ("selective_copy", 1): "924b40032b59b50c4de923d263fa1fa73bf2534dc9f633dfb5817d1c39071a04",
     ("counting", 1): "966a123366d1a7068db28d03572cb858699f5c85930896156773a4bd7a634ed8",
     ("flip_flop", 1): "991ce6e6b77a5006d942087c94ece1b86658aa691e315881d363d36f689b543e",
