@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # System packages the end-to-end tests use: headless Chromium (the site test opens
-# the rendered page in a real browser). Installed with apt when missing and we are
-# root; otherwise the tests that need them say why they skip.
+# the rendered page in a real browser), and SLURM with munge (tests/test_slurm.py
+# starts a single-node cluster on loopback). Installed with apt when missing and we
+# are root; otherwise the tests that need them say why they skip.
 set -euo pipefail
 
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+for daemon in slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge; do
+  if ! command -v "${daemon%%:*}" >/dev/null 2>&1 && [ ! -x "/usr/sbin/${daemon%%:*}" ]; then
+    [[ " ${need[*]} " == *" ${daemon##*:} "* ]] || need+=("${daemon##*:}")
+  fi
+done
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

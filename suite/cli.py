@@ -1,12 +1,18 @@
 """The ``posbench`` command.
 
-    posbench validate PATH...   check spec files without training anything
+    posbench validate PATH...   check spec files without training anything (--import: load and run plugin code)
+    posbench new-encoding NAME  write a spec, an implementation skeleton and its test (see CONTRIBUTING.md)
+    posbench verify RECORD      re-train a run record and compare its figures within stated tolerances
     posbench plan GRID          the grid's training runs and evaluations, and their status
     posbench run GRID           train and evaluate what is missing, then ingest and render the site
+                                (--executor slurm: submit it as one job array and return)
+    posbench run-one MANIFEST I one entry of a submitted manifest (a SLURM array task)
+    posbench status GRID        done / running / pending / failed, and the SLURM arrays (--ingest)
     posbench eval RUN --tasks   lm-eval tasks on one trained run, each an evaluation record
     posbench ingest             run records -> results/posbench.duckdb
     posbench site               DuckDB -> site/_build/
     posbench leaderboard        the leaderboard as a table in the terminal
+    posbench bench              what each encoding costs: training and evaluation speed, memory, MFU
 
 Bad input gets ``file:line: field: message`` on stderr and exit code 1, and nothing
 is trained or written.
@@ -44,21 +50,49 @@ def _load_plan(args):
 
 
 def cmd_validate(args) -> int:
-    from .grid import check_grid
-    from .specs import load_grid, validate_path
+    """Check spec files; without --import no code from outside the package runs."""
+    import contextlib
 
-    errors = []
+    from .grid import check_grid
+    from .registry import no_imports
+    from .spec_limits import unchecked
+    from .specs import validate_path
+
+    project, errors = _project(args), []
     for path in args.paths:
-        try:
-            kind = validate_path(Path(path), _project(args))
-            if kind == "grid":  # the checks that need the registries: evaluators, shared checkpoints
-                problems = check_grid(load_grid(Path(path), _project(args)))
-                if problems:
-                    raise SpecErrors(problems)
-            console.print(f"[green]ok[/] {path} ({kind})")
-        except SpecErrors as exc:
-            errors += exc.errors
+        with contextlib.nullcontext() if args.import_code else no_imports():
+            try:
+                kind, spec = validate_path(Path(path), project)
+                if kind == "grid":  # the checks that need the registries: evaluators, limits, shared checkpoints
+                    problems = check_grid(spec)
+                    if problems:
+                        raise SpecErrors(problems)
+                skipped = unchecked(spec.encodings if kind == "grid" else [spec] if kind == "encoding" else [])
+                extra = _submission_checks(spec) if args.import_code and kind == "encoding" else ""
+            except SpecErrors as exc:
+                errors += exc.errors
+                continue
+        note = f"; params of {', '.join(skipped)} not checked: run with --import" if skipped else ""
+        console.print(f"[green]ok[/] {path} ({kind}{note}){extra}", soft_wrap=True)
     return _report(errors)
+
+
+def _submission_checks(spec) -> str:
+    """The contract checks and a CPU smoke run of an imported encoding (suite.contract)."""
+    from .contract import CHECKS, contract_problems, smoke_run
+    from .yamldoc import read_yaml
+
+    doc = read_yaml(Path(spec.source))
+    problems = [doc.error(("impl",), p) for p in contract_problems(spec)]
+    if problems:
+        raise SpecErrors(problems)
+    try:
+        smoke = smoke_run(spec)
+    except Exception as exc:
+        raise SpecErrors([doc.error(("impl",), f"smoke run: {type(exc).__name__}: {exc}")]) from None
+    bpb = ", ".join(f"{s}x {'n/a' if v is None else format(v, '.3f')}" for s, v in smoke.bpb.items())
+    return (f"\n  contract: {len(CHECKS)} checks passed\n  smoke run: trained 20 steps with suite.train.fit in "
+            f"{smoke.wall_s:.1f}s (final loss {smoke.final_loss:.3f}); held-out bits per byte {bpb}")
 
 
 def cmd_plan(args) -> int:
@@ -92,8 +126,8 @@ def cmd_plan(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .executors.local import run_local
-    from .runner import pending
+    from .executors import EXECUTORS
+    from .runner import failed_pieces, pending
 
     _quiet_libraries()
     project, grid, plan = _load_plan(args)
@@ -101,11 +135,83 @@ def cmd_run(args) -> int:
     n_evals = sum(len(v) for v in work.values())
     console.print(f"grid [bold]{grid.spec.name}[/]: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations; "
                   f"{len(work)} run(s) with work to do, {n_evals} evaluation(s) to run")
-    progress = run_local(plan, project, console, retry_failed=args.retry_failed, progress_bar=not args.quiet)
-    _ingest_and_render(project, args)
-    if progress.failed:
-        err_console.print(f"[red]{len(progress.failed)} piece(s) failed[/]; their reasons are in the records and on the site")
-    return 1 if progress.failed else 0
+    executor = EXECUTORS.get(args.executor)()
+    code = executor.run(plan, project, console, args)
+    if executor.submits:  # handed to a scheduler: the records arrive later (`posbench status GRID --ingest`)
+        return code
+    if not args.no_ingest:
+        _ingest_and_render(project, args)
+    failed = failed_pieces(plan, project)
+    if failed:
+        err_console.print(f"[red]{failed} piece(s) failed[/]; their reasons are in the records and on the site; "
+                          "`posbench run --retry-failed` tries them again")
+    return 1 if failed or code else 0
+
+
+def cmd_run_one(args) -> int:
+    """One manifest entry (a job-array task): its training run, then its evaluations;
+    record files only. Exit 1 when a piece of the entry is recorded as failed."""
+    from .manifest import read_entry
+    from .runner import failed_pieces, run_plan
+    from .train import DEVICES_ENV, NODES_ENV, launched_rank
+
+    _quiet_libraries()
+    os.environ[DEVICES_ENV], os.environ[NODES_ENV] = str(args.devices), str(args.nodes)  # also for launched ranks
+    project = _project(args)
+    plan, retry_failed = read_entry(Path(args.manifest), args.index)
+    if launched_rank() > 0:
+        return _follow(plan.runs[0], project, retry_failed)
+    console.print(f"{args.manifest} entry {args.index}: {plan.runs[0].label} [dim]{plan.runs[0].run_id}[/], "
+                  f"{len(plan.evaluations)} evaluation(s)")
+    run_plan(plan, project, console, retry_failed=retry_failed, progress_bar=False)
+    return 1 if failed_pieces(plan, project) else 0
+
+
+def _follow(run, project: Project, retry_failed: bool) -> int:
+    """A rank > 0 of a distributed training run: trains beside rank 0, which holds the
+    claim and writes the records; this rank writes nothing."""
+    from .runner import needs_training
+    from .train import TrainingFailed, fit
+
+    if not needs_training(run, project, retry_failed):
+        return 0
+    try:
+        fit(run, project.checkpoints, progress_bar=False)
+    except TrainingFailed:
+        return 1  # rank 0 records it
+    return 0
+
+
+def cmd_status(args) -> int:
+    """Done / running / pending / failed from the records and claims, and the state of
+    every submitted array in squeue/sacct."""
+    from .claims import held_by_others
+    from .executors.slurm import job_states, submitted_jobs
+    from .records import status_of
+    from .runner import eval_path, run_path
+
+    project, grid, plan = _load_plan(args)
+    table = Table(title=f"grid {grid.spec.name}")
+    for col in ("", "done", "running", "pending", "failed"):
+        table.add_column(col, justify="right")
+    pieces = [("training runs", plan.runs, "training_run", "run", run_path, lambda r: r.run_id),
+              ("evaluations", plan.evaluations, "evaluation", "eval", eval_path, lambda e: e.eval_id)]
+    for title, items, kind, prefix, path_of, id_of in pieces:
+        counts = {"done": 0, "running": 0, "pending": 0, "failed": 0}
+        for item in items:
+            state = status_of(path_of(project, item), kind)
+            if state == "todo":
+                state = "running" if held_by_others(project.claims, f"{prefix}-{id_of(item)}") else "pending"
+            counts[state] += 1
+        table.add_row(title, *(str(v) for v in counts.values()))
+    console.print(table)
+    for folder, job_id in submitted_jobs(project):
+        states = job_states(job_id)
+        shown = ", ".join(f"{n} {s.lower()}" for s, n in sorted(states.items())) or "not in squeue/sacct (finished)"
+        console.print(f"array {job_id} ({folder.relative_to(project.root)}): {shown}")
+    if args.ingest:
+        _ingest(project)
+    return 0
 
 
 def _ingest(project: Project) -> None:
@@ -119,12 +225,21 @@ def _ingest(project: Project) -> None:
 
 
 def _ingest_and_render(project: Project, args) -> None:
-    from .site import render
-
     _ingest(project)
     if not getattr(args, "no_site", False):
-        index = render(project.database, project.site)
-        console.print(f"site: {index}")
+        console.print(f"site: {_render(project)}")
+
+
+def _render(project: Project) -> Path:
+    """Render the site; concurrent processes take turns (an advisory lock beside the site)."""
+    import fcntl
+
+    from .site import render
+
+    project.site.parent.mkdir(parents=True, exist_ok=True)
+    with open(project.site.parent / ".render.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return render(project.database, project.site)
 
 
 def cmd_eval(args) -> int:
@@ -172,10 +287,7 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_site(args) -> int:
-    from .site import render
-
-    project = _project(args)
-    console.print(f"site: {render(project.database, project.site)}")
+    console.print(f"site: {_render(_project(args))}")
     return 0
 
 
@@ -209,6 +321,59 @@ def cmd_leaderboard(args) -> int:
     return 0
 
 
+def cmd_new_encoding(args) -> int:
+    from .scaffold import ScaffoldError, new_encoding
+
+    try:
+        written = new_encoding(_project(args), args.name, args.family)
+    except ScaffoldError as exc:
+        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return 1
+    for path in written:
+        console.print(f"wrote {path}", markup=False, soft_wrap=True)
+    spec, test = (p.relative_to(_project(args).root) for p in (written[0], written[2]))
+    console.print(f"next: edit the implementation, then `posbench validate --import {spec}` and "
+                  f"`python -m pytest {test}`; see CONTRIBUTING.md", markup=False, soft_wrap=True)
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from .verify import RecordError, record_path, verify
+
+    _quiet_libraries()
+    project = _project(args)
+    path = record_path(args.record, project)
+    try:
+        result = verify(path, project, evaluations=not args.no_evals,
+                        log=lambda line: console.print(line, markup=False, soft_wrap=True))
+    except (RecordError, ValueError) as exc:
+        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return 1
+    for line in result.lines:
+        console.print(line, markup=False, soft_wrap=True)
+    verdict = "MISMATCH" if result.mismatches else "match"
+    console.print(f"{verdict}: {result.matched} of {result.compared} figure(s) match"
+                  + (f"; {result.mismatches} problem(s)" if result.mismatches else ""), markup=False, soft_wrap=True)
+    return 1 if result.mismatches else 0
+
+
+def cmd_bench(args) -> int:
+    """Time and measure encodings in this process (suite.bench); a record in results/bench/."""
+    from .bench import DEFAULT_ENCODINGS, BenchConfig, run_bench, tables, write_bench_record
+
+    _quiet_libraries()
+    project = _project(args)
+    cfg = BenchConfig(encodings=tuple(e for e in (args.encodings or ",".join(DEFAULT_ENCODINGS)).split(",") if e),
+                      size=args.size, seq_len=args.seq_len, batch=args.batch, device=args.device, steps=args.steps,
+                      warmup=args.warmup, scales=tuple(int(s) for s in args.scales.split(",")),
+                      eval_batch=args.eval_batch, eval_repeats=args.eval_repeats, query_chunk=args.query_chunk)
+    record = run_bench(cfg, project, log=lambda m: console.print(m, markup=False))
+    for table in tables(record):
+        console.print(table)
+    console.print(f"record: {write_bench_record(record, project.results / 'bench')}")
+    return 0
+
+
 def _fmt(value, digits=3) -> str:
     if value is None:
         return "n/a"
@@ -229,7 +394,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check spec files (encodings, grids, sizes, tasks) without training")
     p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--import", dest="import_code", action="store_true",
+                   help="import external implementations (module:Class, file.py:Class) and check them; for an "
+                        "encoding file also run the plugin contract and a CPU smoke run")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("new-encoding", help="write a spec, an implementation skeleton and a test for a new encoding")
+    p.add_argument("name", metavar="NAME", help="the encoding's name (lower case, digits, '-' and '_')")
+    p.add_argument("--family", required=True, choices=("rotary", "bias", "absolute", "contextual"),
+                   help="which hook the skeleton implements")
+    p.set_defaults(func=cmd_new_encoding)
+
+    p = sub.add_parser("verify", help="re-train a training-run record (and re-run its evaluations) and compare the figures")
+    p.add_argument("record", metavar="RECORD", help="results/runs/<run_id>.json, or a run id")
+    p.add_argument("--no-evals", action="store_true", help="compare the training loss only")
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("plan", help="show a grid's training runs and evaluations and their status")
     p.add_argument("grid", metavar="GRID")
@@ -237,10 +416,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="train and evaluate what GRID lacks, then ingest and render the site")
     p.add_argument("grid", metavar="GRID")
-    p.add_argument("--no-retry-failed", dest="retry_failed", action="store_false", help="leave failed pieces as they are")
+    p.add_argument("--retry-failed", action="store_true", help="train and evaluate failed pieces again")
     p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
+    p.add_argument("--no-ingest", action="store_true", help="write records only (workers; ingest once at the end)")
     p.add_argument("--quiet", action="store_true", help="no per-step training progress bar")
+    p.add_argument("--executor", default="local", choices=_executor_names(), help="where pieces run (default local)")
+    for executor in _executor_classes():
+        executor.add_arguments(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("run-one", help="one entry of a submitted manifest (what a SLURM array task runs)")
+    p.add_argument("manifest", metavar="MANIFEST", help="results/slurm/<timestamp>/manifest.json")
+    p.add_argument("index", metavar="INDEX", type=int, help="the entry: $SLURM_ARRAY_TASK_ID")
+    p.add_argument("--devices", type=int, default=1,
+                   help="train with DDP over N devices (CPU processes, or GPUs) per node (default 1); sets POSBENCH_DEVICES")
+    p.add_argument("--nodes", type=int, default=1, help="nodes the run trains across (default 1); sets POSBENCH_NODES")
+    p.set_defaults(func=cmd_run_one)
+
+    p = sub.add_parser("status", help="done / running / pending / failed pieces of GRID, and its SLURM arrays")
+    p.add_argument("grid", metavar="GRID")
+    p.add_argument("--ingest", action="store_true", help="then build results/posbench.duckdb from the records")
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("eval", help="run lm-eval tasks on one trained run; each result is an evaluation record")
     p.add_argument("run", metavar="RUN", help="a training run id (see `posbench plan`)")
@@ -259,7 +455,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("leaderboard", help="print the leaderboard in the terminal")
     p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("bench", help="measure what each encoding costs (training and evaluation speed, memory, MFU)")
+    p.add_argument("--encodings", help="comma-separated encoding specs (default: nope,rope,alibi,t5,kerple-log,fire,"
+                                       "sandwich,cope,xpos,addrope); NoPE is always measured, for the ratios")
+    p.add_argument("--size", help="a size in sizes/ (default: d_model 256, 4 layers, 4 heads, d_ff 1024)")
+    p.add_argument("--seq-len", type=int, default=256, help="training length T (default 256)")
+    p.add_argument("--batch", type=int, default=16, help="training batch (default 16)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    p.add_argument("--steps", type=int, default=3, help="timed training steps per loop (default 3; 0: no training)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed training steps first (default 1)")
+    p.add_argument("--scales", default="1,4,16", help="evaluation lengths as multiples of T (default 1,4,16)")
+    p.add_argument("--eval-batch", type=int, default=1, help="sequences per evaluation forward (default 1)")
+    p.add_argument("--eval-repeats", type=int, default=1, help="timed evaluation forwards per scale (default 1)")
+    p.add_argument("--query-chunk", type=int, help="queries per chunk in long evaluation (default: the model's; 0: never)")
+    p.set_defaults(func=cmd_bench)
     return parser
+
+
+def _executor_classes():
+    from .executors import EXECUTORS
+
+    return [EXECUTORS.get(name) for name in EXECUTORS.names()]
+
+
+def _executor_names() -> list[str]:
+    from .executors import EXECUTORS
+
+    return EXECUTORS.names()
 
 
 def _quiet_libraries() -> None:

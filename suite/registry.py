@@ -4,24 +4,89 @@ A name is looked up in this order: a registered name; ``module:attr`` (imported)
 ``path/to/file.py:Class`` (loaded from the file). Every result must subclass the
 registry's base class, duplicate names are refused, and a miss suggests the nearest
 registered name.
+
+External code runs only where it is allowed: :func:`no_imports` makes every lookup
+of a ``module:attr`` or ``file.py:Class`` reference raise :class:`NotImported` after
+checking its form (``posbench validate`` without ``--import`` checks specs that way).
+Whatever goes wrong while importing (a syntax error, an exception at import time, a
+missing attribute) is a ``KeyError`` naming the reference, never a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_MODULE = re.compile(rf"{_IDENTIFIER}(\.{_IDENTIFIER})*")
+_ATTR = re.compile(_IDENTIFIER)
+_imports_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("imports_allowed", default=True)
+
 
 def did_you_mean(name: str, choices) -> str:
     """' (did you mean 'x'?)' for the closest choice, or '' when nothing is close."""
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class LookupFailed(KeyError):
+    """A reference that names nothing usable; ``str()`` is the message (KeyError's is its repr)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class NotImported(LookupFailed):
+    """An external reference of the right form, not imported because imports are off."""
+
+
+@contextlib.contextmanager
+def no_imports():
+    """Within this block, external references are checked for form only, never imported."""
+    token = _imports_allowed.set(False)
+    try:
+        yield
+    finally:
+        _imports_allowed.reset(token)
+
+
+def imports_allowed() -> bool:
+    return _imports_allowed.get()
+
+
+def parse_ref(ref: str) -> tuple[str, str]:
+    """(module or file, attribute) of ``module:attr`` or ``path/to/file.py:Class``;
+    KeyError says what is wrong with the form."""
+    target, sep, attr = ref.rpartition(":")
+    if not sep:
+        raise LookupFailed(f"'{ref}' is neither a registered name nor module:Class or path/to/file.py:Class")
+    if not target:
+        raise LookupFailed(f"'{ref}': no module or file before ':' (give module:Class or path/to/file.py:Class)")
+    if not _ATTR.fullmatch(attr):
+        raise LookupFailed(f"'{ref}': '{attr}' after ':' is not a Python name")
+    if target.endswith(".py"):
+        if "\0" in target:
+            raise LookupFailed(f"'{ref}': not a file path")
+    elif not _MODULE.fullmatch(target):
+        raise LookupFailed(f"'{ref}': '{target}' is neither a module name (dotted Python names) nor a .py file")
+    return target, attr
+
+
+def resolve_file(target: str, relative_to: Path | None) -> Path:
+    """The file of a ``path/to/file.py`` reference (relative paths: to ``relative_to``)."""
+    path = Path(target)
+    if not path.is_absolute() and relative_to is not None:
+        path = relative_to / path
+    return path.resolve()
 
 
 class Registry(Generic[T]):
@@ -43,40 +108,74 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted(self._items)
 
+    def is_registered(self, ref: str) -> bool:
+        return ref in self._items
+
     def get(self, ref: str, relative_to: Path | None = None) -> type[T]:
         if ref in self._items:
             return self._items[ref]
-        if ":" in ref:
-            target, attr = ref.rsplit(":", 1)
-            obj = getattr(self._import(target, relative_to), attr, None)
-            if obj is None:
-                raise KeyError(f"{target} has no attribute '{attr}'")
-            self._check(obj, ref)
-            return obj
-        raise KeyError(f"unknown {self.kind} '{ref}'{did_you_mean(ref, self._items)}; "
-                       f"known: {', '.join(self.names())}; or give module:Class or path/to/file.py:Class")
+        if ":" not in ref:
+            raise LookupFailed(f"unknown {self.kind} '{ref}'{did_you_mean(ref, self._items)}; "
+                           f"known: {', '.join(self.names())}; or give module:Class or path/to/file.py:Class")
+        target, attr = parse_ref(ref)
+        self.check_exists(target, relative_to)
+        if not imports_allowed():
+            raise NotImported(f"'{ref}' is external code: not imported (run with --import to load it)")
+        obj = getattr(self._import(target, relative_to), attr, None)
+        if obj is None:
+            raise LookupFailed(f"{target} has no attribute '{attr}'")
+        self._check(obj, ref)
+        return obj
 
     def _check(self, obj, name: str) -> None:
         if not (isinstance(obj, type) and issubclass(obj, self.base)):
             raise TypeError(f"{self.kind} '{name}' must be a subclass of {self.base.__qualname__}")
 
     @staticmethod
+    def check_exists(target: str, relative_to: Path | None) -> None:
+        """The file exists, or the module's top-level package can be found (without
+        running any of it: a dotted module's parents would be imported to look further)."""
+        if target.endswith(".py"):
+            path = resolve_file(target, relative_to)
+            if not path.is_file():
+                raise LookupFailed(f"no such file: {path}")
+            return
+        top = target.split(".")[0]
+        if top not in sys.modules and importlib.util.find_spec(top) is None:
+            raise LookupFailed(f"no module named '{top}'")
+
+    @staticmethod
     def _import(target: str, relative_to: Path | None):
         if target.endswith(".py"):
-            path = Path(target)
-            if not path.is_absolute() and relative_to is not None:
-                path = (relative_to / path).resolve()
-            if not path.is_file():
-                raise KeyError(f"no such file: {path}")
+            path = resolve_file(target, relative_to)
             module_name = f"posbench_plugin_{abs(hash(str(path)))}"
             if module_name in sys.modules:
                 return sys.modules[module_name]
             spec = importlib.util.spec_from_file_location(module_name, path)
             module = importlib.util.module_from_spec(spec)
             sys.modules[module_name] = module
-            spec.loader.exec_module(module)
+            try:
+                spec.loader.exec_module(module)
+            except BaseException as exc:
+                del sys.modules[module_name]
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                raise LookupFailed(f"cannot load {path}: {_describe(exc)}") from None
             return module
         try:
             return importlib.import_module(target)
-        except ImportError as exc:
-            raise KeyError(f"cannot import module '{target}': {exc}") from exc
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise LookupFailed(f"cannot import module '{target}': {_describe(exc)}") from None
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception raised by external code, with its file and line where known."""
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})" if tb is not None else ""
+    return f"{type(exc).__name__}: {exc}{where}"

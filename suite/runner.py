@@ -16,6 +16,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .claims import try_claim
 from .grid import Evaluation, Plan, TrainingRun
 from .rows import metric_info
 from .records import SCHEMA_VERSION, git_commit, package_versions, status_of, write_record
@@ -43,23 +44,51 @@ def eval_path(project: Project, evaluation: Evaluation) -> Path:
     return project.evals / f"{evaluation.eval_id}.json"
 
 
-def pending(plan: Plan, project: Project, retry_failed: bool) -> dict[str, list[Evaluation]]:
-    """run_id -> its evaluations still to do (runs whose own training is to do included)."""
+def needs_training(run: TrainingRun, project: Project, retry_failed: bool) -> bool:
+    status = status_of(run_path(project, run), "training_run")
+    if status == "done":
+        return not (project.checkpoints / f"{run.run_id}.ckpt").is_file()  # a lost checkpoint is trained again
+    return status == "todo" or retry_failed
+
+
+def pending(plan: Plan, project: Project, retry_failed: bool, attempted: frozenset = frozenset()) -> dict[str, list[Evaluation]]:
+    """run_id -> its evaluations still to do, for every run with work left (training or
+    evaluation). Pieces in ``attempted`` (tried by this process already) are not redone;
+    nor are the evaluations of a run whose training failed and is not retried."""
     wanted = {"todo", "failed"} if retry_failed else {"todo"}
     out: dict[str, list[Evaluation]] = {}
     for run in plan.runs:
-        todo = [e for e in plan.evaluations_of(run) if status_of(eval_path(project, e), "evaluation") in wanted]
-        if todo or status_of(run_path(project, run), "training_run") in wanted:
+        train = run.run_id not in attempted and needs_training(run, project, retry_failed)
+        blocked = not train and status_of(run_path(project, run), "training_run") != "done"
+        todo = [] if blocked else [e for e in plan.evaluations_of(run) if e.eval_id not in attempted
+                                   and status_of(eval_path(project, e), "evaluation") in wanted]
+        if train or todo:
             out[run.run_id] = todo
     return out
+
+
+def failed_pieces(plan: Plan, project: Project) -> int:
+    """How many of the plan's training runs and evaluations are recorded as failed."""
+    return (sum(status_of(run_path(project, r), "training_run") == "failed" for r in plan.runs)
+            + sum(status_of(eval_path(project, e), "evaluation") == "failed" for e in plan.evaluations))
 
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _failure(exc: BaseException) -> dict:
-    return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+def _failure(exc: BaseException, project: Project, name: str) -> dict:
+    """The fields of a failed record; the traceback also goes to results/logs/<name>.log."""
+    from .train import TrainingFailed
+
+    text = traceback.format_exc()
+    project.logs.mkdir(parents=True, exist_ok=True)
+    log = project.logs / f"{name}.log"
+    log.write_text(text)
+    step = exc.step if isinstance(exc, TrainingFailed) else None
+    reason = str(exc) if isinstance(exc, TrainingFailed) else f"{type(exc).__name__}: {exc}"
+    return {"status": "failed", "reason": reason, "step": step, "traceback": text,
+            "log": _display_path(log, project.root)}
 
 
 def _display_path(path: Path, root: Path) -> str:
@@ -84,7 +113,7 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
         record.update(status="done", reason=None, checkpoint=_display_path(result.checkpoint, project.root))
         record["provenance"].update(result.stats)
     except Exception as exc:  # recorded, never lost: the plan goes on
-        record.update(_failure(exc))
+        record.update(_failure(exc, project, f"run-{run.run_id}"))
     record["provenance"].update(wall_s=time.perf_counter() - start, finished_at=_now())
     write_record(record, project.runs)
     return record, module
@@ -115,47 +144,87 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> di
                       curves=[c.as_dict() for c in result.curves],
                       scale_behaviour=model.encodings[0].scale_behaviour.value, max_length=model.encodings[0].max_length())
     except Exception as exc:  # recorded, never lost
-        record.update(_failure(exc))
+        record.update(_failure(exc, project, f"eval-{evaluation.eval_id}"))
     record["provenance"] = {"git_commit": git_commit(project.root), "versions": package_versions(),
                             "wall_s": time.perf_counter() - start, "finished_at": _now()}
     write_record(record, project.evals)
     return record
 
 
-def trained_module(run: TrainingRun, project: Project, retry_failed: bool, progress_bar: bool, log):
-    """(record or None, module or None): the checkpoint loaded, or trained when it must be."""
-    from .train import load_checkpoint
+class _Pass:
+    """One process's work on a plan: what it tried, and whether it waited on others."""
 
-    status = status_of(run_path(project, run), "training_run")
-    checkpoint = project.checkpoints / f"{run.run_id}.ckpt"
-    if status == "done" and checkpoint.is_file():
-        return None, load_checkpoint(checkpoint)
-    if status == "failed" and not retry_failed:
-        return None, None
-    if status == "done":
-        log(f"  checkpoint {checkpoint} is missing: training again")
-    return train_run(run, project, progress_bar=progress_bar)
+    def __init__(self, project: Project, console, retry_failed: bool, progress_bar: bool):
+        self.project, self.console, self.retry_failed, self.progress_bar = project, console, retry_failed, progress_bar
+        self.attempted: set[str] = set()
+        self.progress = Progress()
+        self.waiting = False
+
+    def claim(self, name: str):
+        claim = try_claim(self.project.claims, name)
+        if claim is None:
+            self.waiting = True  # another process has it: come back when it is done or stale
+        return claim
+
+    def train(self, run: TrainingRun):
+        """The trained module for ``run`` (trained now if this process holds its claim), or None."""
+        if not needs_training(run, self.project, self.retry_failed) or run.run_id in self.attempted:
+            if status_of(run_path(self.project, run), "training_run") != "done":
+                return None
+            from .train import load_checkpoint
+
+            return load_checkpoint(self.project.checkpoints / f"{run.run_id}.ckpt")
+        claim = self.claim(f"run-{run.run_id}")
+        if claim is None:
+            return None
+        with claim:
+            if not needs_training(run, self.project, self.retry_failed):  # finished by another meanwhile
+                return self.train(run)
+            self.attempted.add(run.run_id)
+            record, module = train_run(run, self.project, progress_bar=self.progress_bar)
+        self.progress.trained.append(record)
+        report_training(self.console, record)
+        return module
+
+    def evaluate(self, evaluation: Evaluation, module) -> None:
+        claim = self.claim(f"eval-{evaluation.eval_id}")
+        if claim is None:
+            return
+        with claim:
+            wanted = {"todo", "failed"} if self.retry_failed else {"todo"}
+            if status_of(eval_path(self.project, evaluation), "evaluation") not in wanted:
+                return  # recorded by another process meanwhile
+            self.attempted.add(evaluation.eval_id)
+            record = evaluate(evaluation, module, self.project, log=self.console.print)
+        self.progress.evaluated.append(record)
+        report_evaluation(self.console, record)
 
 
-def run_plan(plan: Plan, project: Project, console, retry_failed: bool = True, progress_bar: bool = True) -> Progress:
-    """Every pending piece of ``plan``, training run by training run."""
-    progress = Progress()
-    work = pending(plan, project, retry_failed)
-    runs = [r for r in plan.runs if r.run_id in work]
-    for i, run in enumerate(runs, 1):
-        todo = work[run.run_id]
-        console.print(f"[bold]run {i}/{len(runs)}[/] {run.label} [dim]{run.run_id}[/]: {len(todo)} evaluation(s) to do")
-        record, module = trained_module(run, project, retry_failed, progress_bar, console.print)
-        if record is not None:
-            progress.trained.append(record)
-            report_training(console, record)
-        if module is None:
-            continue
-        for evaluation in todo:
-            done = evaluate(evaluation, module, project, log=console.print)
-            progress.evaluated.append(done)
-            report_evaluation(console, done)
-    return progress
+def run_plan(plan: Plan, project: Project, console, retry_failed: bool = False, progress_bar: bool = True,
+             poll_s: float = 2.0) -> Progress:
+    """Every pending piece of ``plan``, training run by training run, shared with any other
+    process working on the same results folder (claims): each piece is done once, by one
+    of them. Returns when nothing is left that this process could do or wait for."""
+    work = _Pass(project, console, retry_failed, progress_bar)
+    while True:
+        todo = pending(plan, project, retry_failed, frozenset(work.attempted))
+        if not todo:
+            return work.progress
+        work.waiting, before = False, len(work.attempted)
+        runs = [r for r in plan.runs if r.run_id in todo]
+        for i, run in enumerate(runs, 1):
+            console.print(f"[bold]run {i}/{len(runs)}[/] {run.label} [dim]{run.run_id}[/]: "
+                          f"{len(todo[run.run_id])} evaluation(s) to do")
+            module = work.train(run)
+            if module is None:
+                continue
+            for evaluation in todo[run.run_id]:
+                work.evaluate(evaluation, module)
+        if len(work.attempted) == before:
+            if not work.waiting:
+                return work.progress
+            console.print(f"[dim]waiting for {len(todo)} run(s) claimed by other processes[/]")
+            time.sleep(poll_s)
 
 
 def report_training(console, record: dict) -> None:

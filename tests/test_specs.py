@@ -105,8 +105,80 @@ def test_cli_validate_exit_code_and_message(project_root, capsys):
 
 def test_cli_run_with_broken_grid_trains_and_writes_nothing(project_root, capsys):
     grid = project_root / "grids" / "quick.yaml"
-    grid.write_text(grid.read_text().replace("seeds: [0]", "seeds: [0]\nsteps: 5"))
+    grid.write_text(grid.read_text() + "steps: 5\n")  # a training key at the top level
     code = main(["--root", str(project_root), "run", str(grid)])
     assert code == 1
     assert "steps: unknown key" in capsys.readouterr().err
     assert not (project_root / "results").exists()
+
+
+def test_every_shipped_spec_passes_validate_with_every_limit(capsys):
+    """No false refusals: the shipped grids (paper.yaml included) pass the limits checks."""
+    paths = [str(p) for kind in ("encodings", "sizes", "tasks", "grids") for p in sorted((REPO / kind).glob("*.yaml"))]
+    assert main(["--root", str(REPO), "validate", *paths]) == 0, capsys.readouterr().err
+
+
+def test_split_sizes_from_file_sizes_equal_the_loaded_corpus(text_folder):
+    from suite.data.corpus import load_corpus
+    from suite.spec_limits import split_bytes
+    from suite.specs import CorpusSpec
+
+    total = sum(p.stat().st_size for p in text_folder.glob("*.py"))
+    for max_bytes in (None, total - 1):  # the cap skips a file
+        corpus = CorpusSpec(kind="folder", path=str(text_folder), glob="*.py", max_bytes=max_bytes)
+        loaded = load_corpus(corpus)
+        assert split_bytes(corpus) == {split: len(loaded[split]) for split in ("train", "validation", "test")}
+
+
+def test_limits_are_read_on_the_meta_device_without_allocating():
+    """A 2^40-row table is measured, not allocated (it would need 256 TiB)."""
+    from suite.spec_limits import build_on_meta
+    from suite.specs import EncodingSpec, SizeSpec
+
+    spec = EncodingSpec(name="big", display_name="Big", family="absolute", paper="p", impl="learned",
+                        params={"max_positions": 2**40})
+    built = build_on_meta(spec, SizeSpec(name="s", d_model=64, n_layers=2, n_heads=4, d_ff=256), 64)
+    assert built.max_length == 2**40 and built.n_params > 2**46 and built.hooks == {"embed"}
+
+
+def test_without_imports_external_references_are_checked_for_form_only(capsys):
+    from suite.encodings import ENCODINGS
+    from suite.registry import LookupFailed, NotImported, no_imports
+
+    with no_imports():
+        with pytest.raises(NotImported):
+            ENCODINGS.get("this:Zen")
+        with pytest.raises(LookupFailed, match="no module named 'no_such_module_xyz'"):
+            ENCODINGS.get("no_such_module_xyz:X")
+        assert ENCODINGS.get("rotary").__name__ == "Rotary"  # registered families are ours
+    assert "Beautiful is better than ugly" not in capsys.readouterr().out
+    with pytest.raises(LookupFailed, match="no attribute 'Zen'"):
+        ENCODINGS.get("this:Zen")  # imports are on again outside the block
+
+
+def test_line_index_does_not_expand_aliases(tmp_path):
+    from suite.yamldoc import read_yaml
+
+    path = tmp_path / "a.yaml"
+    path.write_text("shared: &s\n  lr: 1\nfirst: *s\nsecond:\n  - *s\n")
+    doc = read_yaml(path)
+    assert doc.data["second"][0] == {"lr": 1}
+    assert doc.lines == {("shared",): 1, ("shared", "lr"): 2, ("first",): 3, ("second",): 4, ("second", 0): 5}
+    assert doc.line(("second", 0, "lr")) == 5  # a use of the alias reports the line that uses it
+
+
+def test_an_absolute_plugin_path_is_explicit_and_loads_with_import(tmp_path, capsys):
+    spec = tmp_path / "encodings" / "bounded.yaml"
+    spec.parent.mkdir()
+    spec.write_text("name: bounded\ndisplay_name: B\nfamily: absolute\npaper: p\n"
+                    f"impl: {REPO / 'tests' / 'plugins' / 'bounded.py'}:BoundedSinusoidal\n"
+                    "params: {base: .inf}\n")
+    assert main(["--root", str(tmp_path), "validate", str(spec)]) == 1
+    assert f"{spec}:6: params.base: inf is not a finite number" in capsys.readouterr().err
+    spec.write_text(spec.read_text().replace("{base: .inf}", "{bse: 100}"))
+    assert main(["--root", str(tmp_path), "validate", str(spec)]) == 0  # params of external code need --import
+    assert "params of bounded not checked: run with --import" in capsys.readouterr().out
+    from suite.specs import load_encoding
+
+    errs = errors_of(load_encoding, spec)  # imports on: the plugin's own Params are checked
+    assert errs == [f"{spec}:6: params.bse: unknown parameter (did you mean 'base'?); valid: base, convention"]

@@ -1,0 +1,5 @@
+"""A class that is not a PositionalEncoding."""
+
+
+class NotAnEncoding:
+    pass

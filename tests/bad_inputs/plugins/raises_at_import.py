@@ -1,0 +1,3 @@
+"""A plugin that raises while it is imported."""
+
+raise RuntimeError("this plugin fails at import")
