@@ -1,0 +1,142 @@
+"""Encoding specs: ``encodings/<name>.yaml`` -> :class:`EncodingSpec`."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+from pydantic import Field
+
+from ..registry import NotImported, did_you_mean, parse_ref, resolve_file
+from ..yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
+from .base import _pydantic_errors, _validate, Spec
+
+
+# -- encodings --------------------------------------------------------------------
+
+
+class Conformance(Spec):
+    """What an encoding's golden values were checked against (shown on its page)."""
+
+    reference: str  # repository or library, e.g. "huggingface/transformers"
+    version: str  # the pinned version or the commit the golden script ran
+    script: str  # the committed script that regenerates the golden values
+    tolerance: float = Field(1e-5, gt=0, le=1)
+    convention: str = ""  # e.g. "half-split rotary pairs"
+
+
+class EncodingSpec(Spec):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    display_name: str
+    family: Literal["none", "absolute", "rotary", "bias", "contextual", "additive", "wrapper"]
+    paper: str
+    impl: str
+    params: dict[str, Any] = {}
+    description: str = ""
+    # The encoding whose checkpoint this one evaluates (training-free variants: YaRN, PI,
+    # NTK, ReRoPE ... train as RoPE). None: it trains as itself.
+    trains_as: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    conformance: Conformance | None = None
+    source: str = Field("", exclude=True)  # the file it came from (provenance, not content)
+
+    def resolved_params(self):
+        """The implementation's frozen parameter dataclass, with defaults filled in."""
+        cls = self.implementation()
+        return cls.Params(**self.params)
+
+    def implementation(self):
+        from ..encodings import ENCODINGS
+
+        return ENCODINGS.get(self.impl, relative_to=Path(self.source).parent if self.source else None)
+
+
+def check_params(params_cls, params: dict, doc: YamlDoc) -> list[SpecError]:
+    """Unknown keys (with did-you-mean), wrong types, failed checks of a Params dataclass,
+    and non-finite values (a string "nan" becomes a float NaN on the way in)."""
+    names = [f.name for f in dataclasses.fields(params_cls)]
+    errors = [doc.error(("params", k), "unknown parameter" + did_you_mean(k, names) + f"; valid: {', '.join(names) or '(none)'}")
+              for k in params if k not in names]
+    if errors:
+        return errors
+    try:
+        resolved = pydantic.TypeAdapter(params_cls).validate_python(params, strict=False)
+    except pydantic.ValidationError as exc:
+        return _pydantic_errors(doc, exc, prefix=("params",), fields=names)
+    except Exception as exc:  # a plugin's own check that raised something other than ValueError
+        return [doc.error(("params",), f"{type(exc).__name__}: {exc}")]
+    for f in dataclasses.fields(resolved):
+        value = getattr(resolved, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            errors.append(doc.error(("params", f.name), f"{value} is not a finite number"))
+    return errors
+
+
+def spec_project_root(source: Path) -> Path:
+    """The project a spec file belongs to: the folder holding its kind's folder."""
+    return Path(source).resolve().parent.parent
+
+
+def check_impl_form(spec: EncodingSpec, doc: YamlDoc) -> list[SpecError]:
+    """An external ``impl:`` without importing it: its form, its file (inside the spec's
+    project unless the path is absolute) or its module's top-level package."""
+    from ..encodings import ENCODINGS
+
+    if ENCODINGS.is_registered(spec.impl) or ":" not in spec.impl:
+        return []
+    try:
+        target, _ = parse_ref(spec.impl)
+        if target.endswith(".py") and not Path(target).is_absolute():
+            path, root = resolve_file(target, Path(spec.source).parent), spec_project_root(spec.source)
+            if not path.is_relative_to(root):
+                return [doc.error(("impl",), f"'{target}' resolves to {path}, outside the project {root}: "
+                                             "give an absolute path to load code from elsewhere")]
+        ENCODINGS.check_exists(target, Path(spec.source).parent)
+    except KeyError as exc:
+        return [doc.error(("impl",), str(exc))]
+    return []
+
+
+def check_implementation(cls) -> str | None:
+    """What is wrong with an implementation class beyond the registry's subclass check."""
+    params = getattr(cls, "Params", None)
+    if not (isinstance(params, type) and dataclasses.is_dataclass(params)):
+        return f"{cls.__name__}.Params must be a frozen dataclass (got {params!r})"
+    if not params.__dataclass_params__.frozen:
+        return f"{cls.__name__}.Params must be a frozen dataclass: add @dataclass(frozen=True)"
+    return None
+
+
+def load_encoding(path: Path) -> EncodingSpec:
+    doc = read_yaml(path)
+    spec, errors = _validate(EncodingSpec, doc, source=str(path))
+    if spec is not None:
+        if spec.name != Path(path).stem:
+            errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
+        if spec.trains_as == spec.name:
+            errors.append(doc.error(("trains_as",), "an encoding trains as itself by default: remove trains_as"))
+        form = check_impl_form(spec, doc)
+        errors += form
+        if not form:
+            errors += _check_loaded_implementation(spec, doc)
+    if errors:
+        raise SpecErrors(errors)
+    return spec
+
+
+def _check_loaded_implementation(spec: EncodingSpec, doc: YamlDoc) -> list[SpecError]:
+    """The implementation's own checks and its params' (nothing when imports are off
+    and the implementation is external: see :func:`suite.registry.no_imports`)."""
+    try:
+        cls = spec.implementation()
+    except NotImported:
+        return []
+    except (KeyError, TypeError) as exc:
+        return [doc.error(("impl",), str(exc))]
+    problem = check_implementation(cls)
+    if problem:
+        return [doc.error(("impl",), problem)]
+    return check_params(cls.Params, spec.params, doc)

@@ -1,0 +1,236 @@
+"""Grid specs: ``grids/<name>.yaml`` -> :class:`GridSpec`, loaded with everything it names."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pydantic
+from pydantic import Field
+
+from ..registry import did_you_mean
+from ..yamldoc import SpecError, SpecErrors, read_yaml
+from .base import _validate, Spec, MAX_SEED, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
+from .encoding import EncodingSpec, load_encoding
+from .tasks import SizeSpec, TaskSpec, load_size, load_task
+
+
+# -- grids ----------------------------------------------------------------------------
+
+
+class TrainRecipe(Spec):
+    steps: int = Field(300, gt=0, le=MAX_STEPS)
+    batch_size: int = Field(16, gt=0, le=MAX_BATCH)
+    seq_len: int = Field(64, gt=1, le=MAX_LENGTH)  # L, the training length
+    lr: float = Field(3e-3, gt=0)
+    warmup_steps: int = Field(30, ge=0, le=MAX_STEPS)
+    weight_decay: float = Field(0.1, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+
+
+class EvalRecipe(Spec):
+    tokens: int = Field(32768, gt=0, le=MAX_TOKENS)  # tokens scored at every scale (the same tokens for all)
+    batch_size: int = Field(8, gt=0, le=MAX_BATCH)
+    curve_buckets: int = Field(32, gt=0, le=MAX_LENGTH)  # position buckets of the loss-vs-position curve
+    lmeval_rolling: bool = True  # also score the LM span through lm-eval (recorded as bpb_lmeval)
+    task_examples: int = Field(64, gt=0, le=MAX_STEPS)  # synthetic tasks: test examples at each scale
+
+
+def glue_task_names(battery: str) -> tuple[str, ...]:
+    """The battery's tasks, as the modules that build them define them (imported lazily:
+    real GLUE pulls in `datasets`, which a spec check should not pay for up front)."""
+    if battery == "offline":
+        from ..evaluation.glue_tasks import TASKS
+    else:
+        from ..evaluation.glue_data import GLUE_TASKS as TASKS
+    return tuple(TASKS)
+
+
+class GlueRecipe(Spec):
+    """The GLUE-style fine-tuning protocol; part of every GLUE-style evaluation id."""
+
+    battery: Literal["offline", "glue"] = "offline"  # offline: built here from the stdlib; glue: the real thing
+    tasks: list[str] | None = None  # default: the battery's eight
+    steps: int = Field(150, gt=0, le=MAX_STEPS)  # fine-tuning steps per task
+    batch_size: int = Field(32, gt=0, le=MAX_BATCH)
+    lr: float = Field(1e-3, gt=0)
+    max_len: int = Field(128, gt=1, le=MAX_LENGTH)  # inputs are cut to their last max_len bytes
+    budget: float = Field(1.0, gt=0, le=1)  # offline: share of each task's own train/dev sizes
+    max_train: int | None = Field(20000, gt=0, le=MAX_TOKENS)  # real GLUE: subsample train to at most this
+    max_dev: int | None = Field(2000, gt=0, le=MAX_TOKENS)
+    glue_dir: str | None = None  # real GLUE: a folder in GLUE's own format; None: the datasets cache
+
+    def task_names(self) -> list[str]:
+        return list(self.tasks or glue_task_names(self.battery))
+
+    @pydantic.model_validator(mode="after")
+    def _known_tasks(self):
+        known = glue_task_names(self.battery)
+        for t in self.tasks or []:
+            if t not in known:
+                raise ValueError(f"unknown {self.battery} GLUE task '{t}'{did_you_mean(t, known)}; known: {', '.join(known)}")
+        return self
+
+
+class EvaluationEntry(Spec):
+    """One more evaluation of every training run: an evaluator of suite.evaluation and its
+    settings (checked against the evaluator's own Settings when the grid is planned)."""
+
+    evaluator: str
+    settings: dict[str, Any] = {}
+
+
+class GridSpec(Spec):
+    name: str
+    description: str = ""
+    encodings: list[str] = Field(min_length=1)
+    sizes: list[str] = Field(min_length=1)
+    tasks: list[str] = Field(min_length=1)
+    seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] = Field([0], min_length=1)
+    scales: list[Annotated[int, Field(le=MAX_SCALE)]] = Field([1, 2, 4, 8, 16], min_length=1)
+    train: TrainRecipe = TrainRecipe()
+    task_train: TrainRecipe | None = None  # the recipe for synthetic tasks; `train` when absent
+    eval: EvalRecipe = EvalRecipe()
+    glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
+    evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
+
+
+
+SPEC_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where specs and outputs live: the project root (the folder holding encodings/)."""
+
+    root: Path
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def runs(self) -> Path:
+        return self.results / "runs"
+
+    @property
+    def claims(self) -> Path:
+        return self.results / "claims"
+
+    @property
+    def logs(self) -> Path:
+        return self.results / "logs"
+
+    @property
+    def evals(self) -> Path:
+        return self.results / "evals"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.results / "checkpoints"
+
+    @property
+    def database(self) -> Path:
+        return self.results / "posbench.duckdb"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "site" / "_build"
+
+    def spec_path(self, kind: str, ref: str, relative_to: Path) -> Path:
+        """A name is ``<root>/<kind>/<name>.yaml``; anything ending in .yaml is a path."""
+        if ref.endswith((".yaml", ".yml")):
+            return (relative_to / ref).resolve()
+        return self.root / kind / f"{ref}.yaml"
+
+    def ref_problem(self, ref: str, target: Path) -> str | None:
+        """Why a grid may not refer to ``ref`` (resolved to ``target``), or None: a name
+        is a plain name, and a path stays inside the project."""
+        if not ref.endswith((".yaml", ".yml")) and not SPEC_NAME.fullmatch(ref):
+            return f"'{ref}' is not a spec name (letters, digits, '-', '_', '.') or a path ending in .yaml"
+        if not target.resolve().is_relative_to(self.root.resolve()):
+            return f"'{ref}' resolves to {target.resolve()}, outside the project {self.root.resolve()}: refused"
+        return None
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A grid spec with everything it names loaded and validated."""
+
+    spec: GridSpec
+    path: Path
+    encodings: tuple[EncodingSpec, ...]
+    sizes: tuple[SizeSpec, ...]
+    tasks: tuple[TaskSpec, ...]
+    trained_as: dict[str, EncodingSpec]  # a variant's name -> the spec whose checkpoint it evaluates
+
+
+def load_grid(path: Path, project: Project) -> Grid:
+    path = Path(path)
+    doc = read_yaml(path)
+    spec, errors = _validate(GridSpec, doc)
+    if spec is None:
+        raise SpecErrors(errors)
+    if spec.name != path.stem:
+        errors.append(doc.error(("name",), f"must match the file name '{path.stem}'"))
+    for axis in ("encodings", "sizes", "tasks", "seeds", "scales"):
+        values = getattr(spec, axis)
+        for i, v in enumerate(values):
+            if v in values[:i]:
+                errors.append(doc.error((axis, i), f"duplicate entry {v!r}"))
+    for i, s in enumerate(spec.scales):
+        if s < 1:
+            errors.append(doc.error(("scales", i), "scales are multiples of the training length and must be >= 1"))
+
+    loaded: dict[str, list] = {"encodings": [], "sizes": [], "tasks": []}
+    loaders = {"encodings": load_encoding, "sizes": load_size, "tasks": load_task}
+    for axis, loader in loaders.items():
+        for i, ref in enumerate(getattr(spec, axis)):
+            target = project.spec_path(axis, ref, path.parent)
+            problem = project.ref_problem(ref, target)
+            if problem:
+                errors.append(doc.error((axis, i), problem))
+                continue
+            if not target.is_file():
+                known = sorted(p.stem for p in (project.root / axis).glob("*.yaml"))
+                errors.append(doc.error((axis, i), f"no {axis[:-1]} '{ref}' ({target} does not exist){did_you_mean(ref, known)}"))
+                continue
+            try:
+                loaded[axis].append(loader(target))
+            except SpecErrors as exc:
+                errors += exc.errors
+    trained_as = {}
+    for i, encoding in enumerate(loaded["encodings"]):
+        if encoding.trains_as:
+            try:
+                trained_as[encoding.name] = load_trained_as(encoding, project)
+            except SpecErrors as exc:
+                errors += exc.errors
+    if errors:
+        raise SpecErrors(errors)
+    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as)
+
+
+def load_trained_as(encoding: EncodingSpec, project: Project) -> EncodingSpec:
+    """The spec named by ``encoding.trains_as`` (a spec that itself trains as itself)."""
+    doc = read_yaml(Path(encoding.source))
+    target = project.spec_path("encodings", encoding.trains_as, Path(encoding.source).parent)
+    if not target.is_file():
+        known = sorted(p.stem for p in (project.root / "encodings").glob("*.yaml"))
+        raise SpecErrors([doc.error(("trains_as",), f"no encoding '{encoding.trains_as}'{did_you_mean(encoding.trains_as, known)}")])
+    base = load_encoding(target)
+    if base.trains_as:
+        raise SpecErrors([doc.error(("trains_as",), f"'{base.name}' itself trains as '{base.trains_as}': "
+                                                    f"name the spec that is trained ('{base.trains_as}')")])
+    return base
+
+
+def validate_path(path: Path, project: Project):
+    """Load one spec file of any kind (told apart by its folder): (its kind, the spec)."""
+    loaders = {"grids": lambda p: load_grid(p, project), "encodings": load_encoding, "sizes": load_size, "tasks": load_task}
+    kind = Path(path).resolve().parent.name
+    if kind not in loaders:
+        raise SpecErrors([SpecError(str(path), 1, "(file)", "cannot tell the spec kind: put it in encodings/, grids/, sizes/ or tasks/")])
+    return kind[:-1], loaders[kind](path)

@@ -1,0 +1,104 @@
+"""Model sizes and tasks: ``sizes/<name>.yaml`` and ``tasks/<name>.yaml``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pydantic
+from pydantic import Field
+
+from ..registry import did_you_mean
+from ..yamldoc import SpecErrors, read_yaml
+from .base import _validate, Spec, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
+
+
+# -- model sizes and tasks ------------------------------------------------------------
+
+
+class SizeSpec(Spec):
+    name: str
+    d_model: int = Field(gt=0, le=MAX_WIDTH)
+    n_layers: int = Field(gt=0, le=MAX_LAYERS)
+    n_heads: int = Field(gt=0, le=MAX_WIDTH)
+    d_ff: int = Field(gt=0, le=MAX_WIDTH)
+    description: str = ""
+
+    @pydantic.field_validator("n_heads")
+    @classmethod
+    def _heads_divide_width(cls, n_heads: int, info: pydantic.ValidationInfo) -> int:
+        d_model = info.data.get("d_model")
+        if d_model is not None and d_model % n_heads:
+            raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads}")
+        return n_heads
+
+
+class CorpusSpec(Spec):
+    kind: Literal["stdlib", "folder"] = "stdlib"
+    path: str | None = None  # folder: a directory of text files (relative to the task file)
+    glob: str = "**/*.py"  # which files, for both kinds
+    max_bytes: int | None = Field(None, gt=0, le=MAX_TOKENS)  # cap on the corpus, to bound memory and time
+
+    @pydantic.field_validator("glob")
+    @classmethod
+    def _relative_glob(cls, pattern: str) -> str:
+        if not pattern.strip():
+            raise ValueError("an empty glob matches nothing")
+        if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
+            raise ValueError(f"'{pattern}' must be a pattern inside the corpus folder (no absolute path, no '..')")
+        return pattern
+
+
+class TaskSpec(Spec):
+    """``lm``: language modelling on a corpus, scored in bits per byte.
+    ``synthetic``: a seeded generator (suite.data.synthetic), trained at lengths up to L
+    and scored by exact match through lm-eval at every scale."""
+
+    name: str
+    kind: Literal["lm", "synthetic"] = "lm"
+    description: str = ""
+    paper: str = ""
+    corpus: CorpusSpec = CorpusSpec()  # lm only
+    generator: str | None = None  # synthetic: a task of suite.data.synthetic.TASKS
+    min_train_len: int = Field(8, gt=0, le=MAX_LENGTH)  # synthetic: training lengths are drawn from [this, L]
+
+    @pydantic.field_validator("generator")
+    @classmethod
+    def _known_generator(cls, generator: str | None) -> str | None:
+        from ..data.synthetic import TASKS
+
+        if generator is not None and generator not in TASKS:
+            raise ValueError(f"unknown generator '{generator}'{did_you_mean(generator, TASKS)}; known: {', '.join(TASKS)}")
+        return generator
+
+    @pydantic.model_validator(mode="after")
+    def _generator_for_synthetic(self):
+        if self.kind == "synthetic" and self.generator is None:
+            raise ValueError("a synthetic task needs a generator")
+        return self
+
+
+def _load_simple(model: type[Spec], path: Path):
+    doc = read_yaml(path)
+    spec, errors = _validate(model, doc)
+    if spec is not None and spec.name != Path(path).stem:
+        errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
+    if errors:
+        raise SpecErrors(errors)
+    return spec
+
+
+def load_size(path: Path) -> SizeSpec:
+    return _load_simple(SizeSpec, path)
+
+
+def load_task(path: Path) -> TaskSpec:
+    spec = _load_simple(TaskSpec, path)
+    if spec.corpus.kind == "folder":
+        if not spec.corpus.path:
+            raise SpecErrors([read_yaml(path).error(("corpus", "path"), "a folder corpus needs a path")])
+        folder = (Path(path).parent / spec.corpus.path).resolve()
+        if not folder.is_dir():
+            raise SpecErrors([read_yaml(path).error(("corpus", "path"), f"no such directory: {folder}")])
+        spec = spec.model_copy(update={"corpus": spec.corpus.model_copy(update={"path": str(folder)})})
+    return spec
