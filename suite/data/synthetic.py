@@ -32,83 +32,11 @@ from __future__ import annotations
 
 import abc
 import random
-import string
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import ClassVar
 
 from ..registry import did_you_mean
-
-PAD = " "  # leading filler that makes up the remainder of an exact length
-LETTERS = string.ascii_lowercase
-DIGITS = string.digits
-
-
-@dataclass(frozen=True)
-class Example:
-    prompt: str
-    answer: str  # ends with "\n"
-    meta: Mapping[str, int | str]  # per-example facts for reporting, e.g. {"depth": 3}
-
-    @property
-    def text(self) -> str:
-        return self.prompt + self.answer
-
-
-class SyntheticTask(abc.ABC):
-    """One task: ``example(rng, length)`` returns an Example of exactly ``length`` chars."""
-
-    name: ClassVar[str]
-    version: ClassVar[int]
-    description: ClassVar[str]
-    min_length: ClassVar[int]  # the smallest length the format fits in
-    chance: ClassVar[float | None] = None  # exact-match accuracy of a uniform guess, where the answer is one of a few
-
-    def example(self, rng: random.Random, length: int) -> Example:
-        if length < self.min_length:
-            raise ValueError(
-                f"task {self.name!r} needs length >= {self.min_length}, got {length}"
-            )
-        ex = self.make(rng, length)
-        # A guard, not a check on the caller: every subclass must hit length exactly.
-        assert len(ex.prompt) + len(ex.answer) == length, (self.name, length, ex)
-        return ex
-
-    @abc.abstractmethod
-    def make(self, rng: random.Random, length: int) -> Example:
-        """Build one example of exactly ``length`` characters (``length >= min_length``)."""
-
-
-def fit(length: int, fixed: int, unit: int) -> tuple[int, str]:
-    """Most units of ``unit`` chars that fit beside ``fixed`` chars, and the pad for the rest.
-
-    ``fixed + n * unit + len(pad) == length``; the pad depends on ``length`` only.
-    """
-    n, rest = divmod(length - fixed, unit)
-    return n, PAD * rest
-
-
-def random_string(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choices(alphabet, k=n))
-
-
-def cycled(text: str, n: int) -> str:
-    """The first ``n`` characters of ``text`` repeated."""
-    return (text * (n // len(text) + 1))[:n]
-
-
-def add_decimal(a: str, b: str) -> str:
-    """Sum of two equal-width digit strings, one digit wider, zero-padded.
-
-    Done digit by digit because Python refuses ``str(int)`` beyond 4300 digits.
-    """
-    out, carry = [], 0
-    for x, y in zip(reversed(a), reversed(b)):
-        carry, digit = divmod(int(x) + int(y) + carry, 10)
-        out.append(DIGITS[digit])
-    out.append(DIGITS[carry])
-    return "".join(reversed(out))
-
+from .memory_tasks import AssocRecall, FlipFlop, Passkey, Recall
+from .task_format import DIGITS, LETTERS, Example, SyntheticTask, add_decimal, fit, random_string
 
 class _Transduction(SyntheticTask):
     """A random string over ``LETTERS`` and then ``transform`` of it; see subclasses."""
@@ -162,74 +90,6 @@ class Reverse(_Transduction):
         return s[::-1]
 
 
-class AssocRecall(SyntheticTask):
-    """Multi-query associative recall (Arora et al. 2023, "Zoology: Measuring and
-    Improving Recall in Efficient Language Models", MQAR).
-
-    Format (version 1): ``PAD* k:v (" " k:v)* " ? " q1 " " q2 " " q3 " " q4 "="``
-    then the four values ``"v1v2v3v4\\n"``. Keys are distinct, ``KEY_WIDTH`` lower-case
-    letters (wider only past ~100k characters, when 3-letter keys run out); values are
-    one digit; the four queries are distinct keys from the context, in random order.
-    As many pairs as fit, then 0-5 PAD spaces. length 47:
-    ``"xqa:3 bor:0 kep:7 mvi:3 ? kep xqa mvi bor="`` + ``"7330\\n"``.
-    """
-
-    name = "assoc_recall"
-    version = 1
-    description = "recall the values of 4 queried keys among key:value pairs"
-    n_queries: ClassVar[int] = 4
-    key_width: ClassVar[int] = 3
-    min_length = n_queries * (key_width + 3) + n_queries * (key_width + 2) + 3
-
-    def layout(self, length: int) -> tuple[int, int, str]:
-        """Key width, number of pairs and pad for ``length``."""
-        width = self.key_width
-        while True:
-            # Pairs "kkk:v " (width+3); queries "kkk " or "kkk=" (width+1) after "? ";
-            # the answer is one digit per query and "\n".
-            n, pad = fit(length, fixed=self.n_queries * (width + 2) + 3, unit=width + 3)
-            if n <= len(LETTERS) ** width:
-                return width, n, pad
-            width += 1
-
-    def make(self, rng: random.Random, length: int) -> Example:
-        width, n, pad = self.layout(length)
-        keys = [_key(i, width) for i in rng.sample(range(len(LETTERS) ** width), n)]
-        values = random_string(rng, DIGITS, n)
-        queried = rng.sample(range(n), self.n_queries)
-        context = " ".join(f"{k}:{v}" for k, v in zip(keys, values))
-        queries = " ".join(keys[i] for i in queried)
-        answer = "".join(values[i] for i in queried) + "\n"
-        return Example(pad + context + " ? " + queries + "=", answer, {"n_pairs": n})
-
-
-class Recall(AssocRecall):
-    """Single-query associative recall (Arora et al. 2023, "Zoology", MQAR with one query).
-
-    Format (version 1): :class:`AssocRecall`'s with one query, so the answer is one
-    digit (chance 1/10): ``PAD* k:v (" " k:v)* " ? " q "="`` then ``v "\\n"``. The
-    smallest recall task: one content lookup (an induction head: find the queried key,
-    copy the digit after it), which a two-layer model learns in the default job's
-    budget, so its decay with length is comparable across encodings.
-    length 24: ``"  xqa:3 bor:0 ? bor="`` + ``"0\\n"``.
-    """
-
-    name = "recall"
-    version = 1
-    description = "recall the value of one queried key among key:value pairs"
-    n_queries = 1
-    min_length = n_queries * (AssocRecall.key_width + 3) + n_queries * (AssocRecall.key_width + 2) + 3
-    chance = 0.1  # one digit
-
-
-def _key(index: int, width: int) -> str:
-    chars = []
-    for _ in range(width):
-        index, r = divmod(index, len(LETTERS))
-        chars.append(LETTERS[r])
-    return "".join(chars)
-
-
 class SelectiveCopy(SyntheticTask):
     """Selective copy (Golovneva et al. 2024, "Contextual Position Encoding: Learning
     to Count What's Important"; after Gu & Dao 2023, Mamba).
@@ -278,81 +138,6 @@ class Counting(SyntheticTask):
         token = rng.choice(self.alphabet)
         answer = str(s.count(token)).zfill(width) + "\n"
         return Example(f"{s} {token}=", answer, {"n": len(s)})
-
-
-class FlipFlop(SyntheticTask):
-    """Flip-flop language (Liu et al. 2023, "Exposing Attention Glitches with
-    Flip-Flop Language Modeling").
-
-    Format (version 1): ``PAD? (instruction bit)* "r"`` then ``bit "\\n"``. The
-    instructions are ``w`` (write the bit), ``i`` (ignore the bit) and ``r`` (read:
-    the bit is the last written one). The first is a write, the last a read whose
-    bit is the answer; those between are i with probability ``P_IGNORE`` (0.8, the
-    paper's FFL(0.8)) and w or r with 0.1 each. One PAD space when ``length`` is
-    even. length 13: ``"w1i0r1w0i1r"`` + ``"0\\n"``.
-    """
-
-    name = "flip_flop"
-    version = 1
-    description = "the last written bit at the final read of a flip-flop sequence"
-    min_length = 5
-    chance = 0.5  # one bit
-    p_ignore: ClassVar[float] = 0.8
-
-    def make(self, rng: random.Random, length: int) -> Example:
-        n, pad = fit(length, fixed=3, unit=2)  # final "r", its bit and "\n"
-        p_write = (1 - self.p_ignore) / 2
-        ops = rng.choices("wir", weights=(p_write, self.p_ignore, p_write), k=n)
-        ops[0] = "w"
-        bits = rng.choices("01", k=n)
-        memory = ""
-        for j, op in enumerate(ops):
-            if op == "w":
-                memory = bits[j]
-            elif op == "r":
-                bits[j] = memory
-        body = "".join(op + bit for op, bit in zip(ops, bits))
-        return Example(pad + body + "r", memory + "\n", {"n_instructions": n + 1})
-
-
-class Passkey(SyntheticTask):
-    """Passkey retrieval (Mohtashami & Jaggi 2023, "Landmark Attention:
-    Random-Access Infinite Context Length for Transformers").
-
-    Format (version 1): repeated ``FILLER`` text with the needle
-    ``"The pass key is NNNNN. "`` inserted at a random character offset, then
-    ``" Pass key:"``; answer ``"NNNNN\\n"`` (10000..99999). The filler is cut to fit
-    exactly, so no pad. The depth decile ``d`` is drawn uniformly from 0..9 first and
-    the offset ``p`` uniformly among the ``F + 1`` insertion points with
-    ``10 * p // (F + 1) == d`` (``F`` filler characters), so ``meta["depth"] == d``.
-    length 60: ``"The grassThe pass key is 50344.  is green. T Pass key:"`` + ``"50344\\n"``.
-    """
-
-    name = "passkey"
-    version = 1
-    description = "retrieve a 5-digit pass key hidden in filler text"
-    filler: ClassVar[str] = (
-        "The grass is green. The sky is blue. The sun is yellow. "
-        "Here we go. There and back again. "
-    )
-    needle: ClassVar[str] = "The pass key is {}. "
-    question: ClassVar[str] = " Pass key:"
-    n_deciles: ClassVar[int] = 10
-    # Enough filler that every decile has an insertion point: F + 1 >= 10.
-    min_length = len(needle.format(10000)) + len(question) + 6 + 9
-
-    def make(self, rng: random.Random, length: int) -> Example:
-        key = str(rng.randrange(10_000, 100_000))
-        needle = self.needle.format(key)
-        n_filler = length - len(needle) - len(self.question) - len(key) - 1
-        slots = n_filler + 1
-        depth = rng.randrange(self.n_deciles)
-        lo = -(-depth * slots // self.n_deciles)  # ceil division
-        hi = -(-(depth + 1) * slots // self.n_deciles)
-        offset = rng.randrange(lo, hi)
-        filler = cycled(self.filler, n_filler)
-        prompt = filler[:offset] + needle + filler[offset:] + self.question
-        return Example(prompt, key + "\n", {"depth": depth})
 
 
 class Addition(SyntheticTask):
