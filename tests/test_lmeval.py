@@ -22,7 +22,7 @@ from lm_eval.tasks import TaskManager
 
 from suite.data.synthetic import generate
 from suite.encodings.base import NoParams
-from suite.encodings.rotary import Rotary, RotaryParams
+from suite.encodings.rotary import DynamicRotary, Rotary, RotaryParams
 from suite.encodings.simple import ALiBi, SinusoidalParams
 from suite.grid import expand
 from suite.evaluation.lmeval_adapter import PosBenchLM, decode, encode
@@ -139,7 +139,7 @@ def test_eval_scale_is_applied_during_calls_and_reset_after():
 
 
 def test_batching_is_exact_for_an_encoding_whose_angles_depend_on_the_length():
-    model = untrained(Rotary, RotaryParams(scaling="dynamic_ntk"), train_len=8)
+    model = untrained(DynamicRotary, RotaryParams(scaling="dynamic_ntk"), train_len=8)
     text = decode(range(33, 120))
     args = [(text[: 5 + 3 * i], text[40 : 44 + i]) for i in range(8)]
     one = PosBenchLM(model, 8, eval_len=32, batch_size=1).loglikelihood(requests("loglikelihood", args))
