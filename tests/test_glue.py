@@ -9,7 +9,7 @@ import torch
 
 from suite.encodings import ENCODINGS
 from suite.evaluation.glue import SequenceHead, encode_batch, evaluate_glue
-from suite.evaluation.glue_tasks import TASKS as OFFLINE
+from suite.data.glue_tasks import TASKS as OFFLINE
 from suite.model import ModelConfig, Transformer
 from suite.specs import GlueRecipe
 

@@ -20,7 +20,7 @@ import pytest
 
 from suite.evaluation.glue_data import GLUE_TASKS, GlueSource, GlueUnavailable, available, load_glue
 from suite.evaluation.glue_metrics import compute_task
-from suite.evaluation.glue_tasks import TASKS, GlueExample, GlueTask
+from suite.data.glue_tasks import TASKS, GlueExample, GlueTask
 
 STRAY = 'He said " the witness left .'  # an unbalanced quote: a CSV reader would run lines together
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from suite.evaluation.glue_metrics import METRICS, compute, compute_task, macro_average, task_score
-from suite.evaluation.glue_tasks import TASKS
+from suite.data.glue_tasks import TASKS
 
 # predictions vs labels, position by position:
 #   pred  1 0 1 1 0

@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from suite.evaluation.glue_metrics import compute, compute_task
-from suite.evaluation.glue_tasks import MAX_BYTES, SEPARATOR, TASKS, GlueExample, build_task, get_task, input_text
+from suite.data.glue_tasks import MAX_BYTES, SEPARATOR, TASKS, GlueExample, build_task, get_task, input_text
 
 # Probes are trained on the default train split and scored on a dev split of
 # PROBE_DEV examples. Above chance by more than ACCURACY_TOLERANCE, a probe has found

@@ -28,8 +28,8 @@ from torch.utils.data import DataLoader
 
 from . import glue_metrics
 from ..data.corpus import corpus_files
-from .glue_tasks import build_task, eligible_lines, input_text
-from .glue_tasks import get_task as get_offline_task
+from ..data.glue_tasks import build_task, eligible_lines, input_text
+from ..data.glue_tasks import get_task as get_offline_task
 from ..model import Transformer
 from ..rows import MetricRow
 from ..specs import CorpusSpec, GlueRecipe

@@ -31,7 +31,7 @@ fields past the header's are ignored, as that loader ignores them.
 Texts are kept whole; the fine-tuner truncates.
 
 The metadata fields (name, glue_analogue, kind, num_labels, metrics, main_metric,
-description, version) are those of suite.evaluation.glue_tasks.GlueTask, so the fine-tuning and
+description, version) are those of suite.data.glue_tasks.GlueTask, so the fine-tuning and
 metric code serve both batteries.
 """
 
@@ -50,7 +50,7 @@ import datasets.config
 import huggingface_hub.constants
 import numpy as np
 
-from suite.evaluation.glue_tasks import GlueExample
+from suite.data.glue_tasks import GlueExample
 
 from ..registry import did_you_mean
 

@@ -26,7 +26,7 @@ from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 from ..registry import did_you_mean
 
 if TYPE_CHECKING:
-    from suite.evaluation.glue_tasks import GlueTask
+    from suite.data.glue_tasks import GlueTask
 
 
 def _accuracy(predictions: np.ndarray, labels: np.ndarray) -> float:

@@ -42,7 +42,7 @@ def glue_task_names(battery: str) -> tuple[str, ...]:
     """The battery's tasks, as the modules that build them define them (imported lazily:
     real GLUE pulls in `datasets`, which a spec check should not pay for up front)."""
     if battery == "offline":
-        from ..evaluation.glue_tasks import TASKS
+        from ..data.glue_tasks import TASKS
     else:
         from ..evaluation.glue_data import GLUE_TASKS as TASKS
     return tuple(TASKS)
