@@ -292,33 +292,9 @@ def cmd_site(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from .site import attach_glue, glue_boards, leaderboard_rows
-    from .store import connect_readonly
+    from .terminal import leaderboard
 
-    project = _project(args)
-    with connect_readonly(project.database) as con:
-        boards = leaderboard_rows(con)
-        attach_glue(boards, glue_boards(con))
-    for board in boards:
-        table = Table(title=f"{board['title']}: bits per byte (lower is better); ratios are on the site")
-        table.add_column("encoding")
-        for s in board["scales"]:
-            table.add_column(f"{s}x bpb", justify="right")
-        table.add_column("extrap. score", justify="right")
-        table.add_column("eff. length", justify="right")
-        if board["has_glue"]:
-            table.add_column("GLUE-style", justify="right")
-        for row in board["rows"]:
-            cells = [row["display_name"]]
-            cells += [_fmt(row["value"].get(s)) for s in board["scales"]]
-            cells += [_fmt(row["extrapolation_score"], 2),
-                      "n/a" if row["effective_length"] is None else f"{row['effective_length']}x"]
-            cells += [_fmt(row["glue_score"])] if board["has_glue"] else []
-            table.add_row(*cells)
-        console.print(table)
-    if not boards:
-        console.print("no results yet: run `posbench run grids/quick.yaml`")
-    return 0
+    return leaderboard(_project(args).database, args.board, args.format)
 
 
 def cmd_new_encoding(args) -> int:
@@ -366,18 +342,13 @@ def cmd_bench(args) -> int:
     cfg = BenchConfig(encodings=tuple(e for e in (args.encodings or ",".join(DEFAULT_ENCODINGS)).split(",") if e),
                       size=args.size, seq_len=args.seq_len, batch=args.batch, device=args.device, steps=args.steps,
                       warmup=args.warmup, scales=tuple(int(s) for s in args.scales.split(",")),
-                      eval_batch=args.eval_batch, eval_repeats=args.eval_repeats, query_chunk=args.query_chunk)
+                      eval_batch=args.eval_batch, eval_repeats=args.eval_repeats, query_chunk=args.query_chunk,
+                      threads=args.threads)
     record = run_bench(cfg, project, log=lambda m: console.print(m, markup=False))
     for table in tables(record):
         console.print(table)
     console.print(f"record: {write_bench_record(record, project.results / 'bench')}")
     return 0
-
-
-def _fmt(value, digits=3) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.{digits}f}"
 
 
 def _report(errors) -> int:
@@ -453,7 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("site", help="render the static leaderboard site into site/_build/")
     p.set_defaults(func=cmd_site)
 
-    p = sub.add_parser("leaderboard", help="print the leaderboard in the terminal")
+    p = sub.add_parser("leaderboard", help="print every board of the leaderboard in the terminal")
+    p.add_argument("--board", metavar="NAME", help="print only this board (its name is printed above each board)")
+    p.add_argument("--format", default="table", choices=("table", "csv", "markdown"), help="output format (default table)")
     p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser("bench", help="measure what each encoding costs (training and evaluation speed, memory, MFU)")
@@ -469,6 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-batch", type=int, default=1, help="sequences per evaluation forward (default 1)")
     p.add_argument("--eval-repeats", type=int, default=1, help="timed evaluation forwards per scale (default 1)")
     p.add_argument("--query-chunk", type=int, help="queries per chunk in long evaluation (default: the model's; 0: never)")
+    p.add_argument("--threads", type=int, help="torch threads (default: torch's; 1 is steadier on a shared machine)")
     p.set_defaults(func=cmd_bench)
     return parser
 

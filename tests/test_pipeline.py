@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
@@ -172,28 +171,6 @@ def test_leaderboard_prints_in_the_terminal(finished_grid, capsys):
     assert main(["--root", str(root), "leaderboard"]) == 0
     out = capsys.readouterr().out
     assert "NoPE" in out and "4x bpb" in out and "extrap. score" in out and "eff. length" in out
-
-
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (make test installs it)")
-def test_the_page_renders_and_sorts_in_a_real_browser(finished_grid, tmp_path):
-    root, _ = finished_grid
-    index = root / "site" / "_build" / "index.html"
-
-    def dom(fragment: str) -> str:
-        out = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                              f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", index.as_uri() + fragment],
-                             capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        return out.stdout
-
-    def order(html: str) -> list[str]:
-        table = html[html.index('id="lb-1"') :]
-        return sorted(("encodings/nope.html", "encodings/alibi.html"), key=table.index)
-
-    asc, desc = order(dom("#sort=lb-1:2:asc")), order(dom("#sort=lb-1:2:desc"))
-    assert asc == desc[::-1]  # the script ran and reversed the rows
-    assert "sorted-desc" in dom("#sort=lb-1:2:desc")
 
 
 def test_eval_runs_lm_eval_tasks_on_a_trained_run_and_stores_them(finished_grid, capsys):
