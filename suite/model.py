@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -55,10 +55,62 @@ def attention_path(hooks: frozenset[str]) -> AttentionPath:
     return AttentionPath.FUSED
 
 
+QUERY_CHUNK = 256  # queries per chunk when a no-grad forward at a longer length takes a mask path
+
+
 def causal_float_mask(bias: torch.Tensor, q_pos_idx: torch.Tensor, k_pos_idx: torch.Tensor) -> torch.Tensor:
     """bias [H, Tq, Tk] with -inf where a key lies in the future of its query."""
     future = k_pos_idx[None, :] > q_pos_idx[:, None]  # [Tq, Tk]
     return bias.masked_fill(future, float("-inf"))
+
+
+def attention_mask(encoding: PositionalEncoding, q_pos: torch.Tensor, k_pos: torch.Tensor, q0: int = 0) -> torch.Tensor:
+    """The float mask [1, H|1, Tq, Tk] of queries at indices q0 .. q0 + Tq - 1 over keys at
+    indices 0 .. Tk - 1 (their position ids q_pos, k_pos): the encoding's bias where it
+    has one, and -inf on future keys. Causality is by index, whatever the ids."""
+    q_idx = torch.arange(q0, q0 + len(q_pos), device=q_pos.device)
+    k_idx = torch.arange(len(k_pos), device=k_pos.device)
+    if "bias" in encoding.active_hooks():
+        bias = encoding.bias(q_pos, k_pos)  # [H, Tq, Tk]
+    else:
+        bias = torch.zeros(1, len(q_pos), len(k_pos), device=q_pos.device)  # [1, Tq, Tk]
+    return causal_float_mask(bias, q_idx, k_idx)[None]  # the fast kernel needs 4-D
+
+
+def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_pos, q0: int = 0,
+           mask: torch.Tensor | None = None, dropout: float = 0.0) -> torch.Tensor:
+    """Causal attention [B, H, Tq, Dh] of queries q [B, H, Tq, Dh] at indices q0 .. over
+    keys and values [B, H, Tk, Dh] at indices 0 .. Tk - 1; ``mask`` is
+    :func:`attention_mask` when the caller already has it."""
+    Tq, Tk = q.shape[2], k.shape[2]
+    if path is AttentionPath.FUSED and q0 + Tq == Tk and (q0 == 0 or Tq == 1):
+        # the whole square (training), or one new query that sees every key (a cached step)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=q0 == 0 and Tq > 1, dropout_p=dropout)
+    if mask is None:
+        mask = attention_mask(encoding, q_pos, k_pos, q0)
+    if path is not AttentionPath.EXPLICIT:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1]) + mask.to(q.dtype)  # [B, H, Tq, Tk]
+    scores = encoding.score(q, k, scores, q_pos, k_pos)
+    return F.dropout(scores.softmax(dim=-1), dropout, dropout > 0) @ v
+
+
+@dataclass
+class KVCache:
+    """Keys (as ``rotate`` returned them) and values of every layer for the ``length``
+    tokens read so far, for decoding one token at a time (see :meth:`Transformer.extend`)."""
+
+    keys: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, H, t, Dh]
+    values: dict[int, torch.Tensor] = field(default_factory=dict)
+    positions: torch.Tensor | None = None  # [t] position ids of the tokens held
+    length: int = 0
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """This layer's keys and values with the new ones [B, H, Tn, Dh] after the held ones."""
+        if layer in self.keys:
+            k, v = torch.cat((self.keys[layer], k), dim=2), torch.cat((self.values[layer], v), dim=2)
+        self.keys[layer], self.values[layer] = k, v
+        return k, v
 
 
 class Attention(nn.Module):
@@ -69,20 +121,26 @@ class Attention(nn.Module):
         self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
         self.dropout = cfg.dropout
 
-    def forward(self, x, encoding: PositionalEncoding, pos, path: AttentionPath, mask):
+    def forward(self, x, encoding: PositionalEncoding, pos, path: AttentionPath, mask=None, chunk: int | None = None,
+                cache: KVCache | None = None, layer: int = 0):
+        """``mask``: :func:`attention_mask` of the whole sequence, or None (computed here, per
+        chunk of ``chunk`` queries when given). ``cache``: keys and values of earlier tokens,
+        which x follows (and which it then also holds)."""
         B, T, D = x.shape
         q, k, v = self.qkv(x).split(D, dim=-1)
         q, k, v = (t.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))  # [B, H, T, Dh]
         q, k = encoding.rotate(q, k, pos, pos)
+        k_pos, q0 = pos, 0
+        if cache is not None:
+            q0, k_pos = cache.length, cache.positions
+            k, v = cache.append(layer, k, v)  # [B, H, q0 + T, Dh]
         dropout = self.dropout if self.training else 0.0
-        if path is AttentionPath.FUSED:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
-        elif path is AttentionPath.FLOAT_MASK:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout)
-        else:
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1]) + mask.to(q.dtype)  # [B, H, T, T]
-            scores = encoding.score(q, k, scores, pos, pos)
-            y = F.dropout(scores.softmax(dim=-1), dropout, self.training) @ v
+        if chunk is None or T <= chunk:
+            y = attend(q, k, v, encoding, path, pos, k_pos, q0, mask, dropout)
+        else:  # each chunk of queries over the keys up to its last query: no [H, T, T] held at once
+            y = torch.cat([attend(q[:, :, a : a + chunk], k[:, :, : q0 + a + chunk], v[:, :, : q0 + a + chunk], encoding,
+                                  path, pos[a : a + chunk], k_pos[: q0 + a + chunk], q0 + a, None, dropout)
+                           for a in range(0, T, chunk)], dim=2)  # [B, H, T, Dh]
         return self.out(y.transpose(1, 2).reshape(B, T, D))  # [B, T, D]
 
 
@@ -95,18 +153,27 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, encoding, pos, path, mask):
-        x = x + self.drop(self.attn(self.ln1(x), encoding, pos, path, mask))
+    def forward(self, x, encoding, pos, path, mask=None, chunk=None, cache=None, layer=0):
+        x = x + self.drop(self.attn(self.ln1(x), encoding, pos, path, mask, chunk, cache, layer))
         return x + self.drop(self.mlp(self.ln2(x)))
 
 
 class Transformer(nn.Module):
     """Byte-level decoder. ``make_encoding()`` builds one encoding instance; the model
-    makes one per layer when the encoding class says ``per_layer``, else shares one."""
+    makes one per layer when the encoding class says ``per_layer``, else shares one.
+
+    Long sequences: a forward without autograd (evaluation) longer than ``query_chunk``
+    on a mask path (a bias or a score hook) processes the queries of every layer in
+    chunks of ``query_chunk``, each over the keys up to its last query, so no layer holds
+    the [H, T, T] bias or logits of all heads at once: memory grows linearly with T.
+    The bias is then computed per chunk and layer instead of once per forward. Every
+    hook acts per query (the contract gives q_pos and k_pos separately), so the chunks
+    give the same numbers (tests/test_model.py checks every spec)."""
 
     def __init__(self, cfg: ModelConfig, make_encoding):
         super().__init__()
         self.cfg = cfg
+        self.query_chunk = QUERY_CHUNK
         self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
         first = make_encoding()
         self.per_layer = type(first).per_layer
@@ -138,31 +205,44 @@ class Transformer(nn.Module):
     def encoding_for(self, layer: int) -> PositionalEncoding:
         return self.encodings[layer if self.per_layer else 0]
 
-    def _mask(self, encoding, pos, idx_pos):
-        if self.path is AttentionPath.FUSED:
-            return None
-        if self.path is AttentionPath.FLOAT_MASK or "bias" in encoding.active_hooks():
-            return causal_float_mask(encoding.bias(pos, pos), idx_pos, idx_pos)[None]  # [1, H, T, T]: the fast kernel needs 4-D
-        zeros = torch.zeros(1, len(pos), len(pos), device=pos.device)
-        return causal_float_mask(zeros, idx_pos, idx_pos)[None]  # [1, 1, T, T]
+    @property
+    def cacheable(self) -> bool:
+        """Whether :meth:`extend` with a :class:`KVCache` is exact for this encoding at this scale."""
+        return all(enc.cacheable for enc in self.encodings)
 
-    def features(self, idx: torch.Tensor) -> torch.Tensor:
-        """Final hidden states [B, T, D] for token ids idx [B, T]."""
+    def features(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """Final hidden states [B, T, D] for token ids idx [B, T] (that follow the cache's tokens)."""
         T = idx.shape[1]
         first = self.encodings[0]
-        pos = first.positions(T, idx.device)  # [T] position ids
-        idx_pos = torch.arange(T, device=idx.device)  # causality is by index, whatever the ids
+        start = 0 if cache is None else cache.length
+        pos = first.positions(start + T, idx.device)[start:]  # [T] position ids
+        if cache is not None:
+            cache.positions = pos if cache.positions is None else torch.cat((cache.positions, pos))
         x = first.embed(self.tok(idx), pos)  # [B, T, D]
-        shared_mask = None if self.per_layer else self._mask(first, pos, idx_pos)  # once per forward
+        fused = self.path is AttentionPath.FUSED  # its kernel never holds the T x T square: no chunks
+        chunk = self.query_chunk if not fused and T > self.query_chunk and not torch.is_grad_enabled() else None
+        unmasked = fused or chunk is not None or cache is not None
+        shared_mask = None if self.per_layer or unmasked else attention_mask(first, pos, pos)  # once per forward
         for i, block in enumerate(self.blocks):
             enc = self.encoding_for(i)
-            mask = shared_mask if not self.per_layer else self._mask(enc, pos, idx_pos)
-            x = block(x, enc, pos, self.path, mask)
+            mask = attention_mask(enc, pos, pos) if self.per_layer and not unmasked else shared_mask
+            x = block(x, enc, pos, self.path, mask, chunk, cache, i)
+        if cache is not None:
+            cache.length += T
         return self.ln_f(x)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Next-byte logits [B, T, V]."""
         return self.head(self.features(idx))
+
+    def extend(self, idx: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Next-byte logits [B, Tn, V] of tokens idx [B, Tn] that follow the ``cache.length``
+        tokens ``cache`` holds (an empty cache: a sequence's start), reading only the new
+        tokens; the cache then holds them too. The same numbers as :meth:`forward` over
+        the whole sequence, for an encoding that says it is :attr:`~PositionalEncoding.cacheable`."""
+        if not self.cacheable:
+            raise ValueError("this encoding is not cacheable at this scale: re-read the whole window with forward()")
+        return self.head(self.features(idx, cache))
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -43,6 +43,12 @@ CREATE TABLE curves (
     eval_id VARCHAR, run_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
     pos_start INTEGER, pos_end INTEGER, value DOUBLE, n BIGINT
 );
+CREATE TABLE bench (
+    bench_id VARCHAR, created_at VARCHAR, device VARCHAR, machine VARCHAR, size VARCHAR, d_model INTEGER,
+    n_layers INTEGER, n_heads INTEGER, seq_len INTEGER, batch INTEGER, encoding VARCHAR, display_name VARCHAR,
+    attention_path VARCHAR, n_params BIGINT, metric VARCHAR, scale INTEGER, value DOUBLE, unit VARCHAR,
+    vs_nope DOUBLE, matmul_peak_flops DOUBLE, config JSON
+);
 CREATE TABLE metric_meta (
     metric VARCHAR PRIMARY KEY, display_name VARCHAR, description VARCHAR, lower_is_better BOOLEAN, unit VARCHAR,
     chance DOUBLE
@@ -138,11 +144,61 @@ def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> Non
     con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM batch")
 
 
+BENCH_COLUMNS = ("bench_id", "created_at", "device", "machine", "size", "d_model", "n_layers", "n_heads", "seq_len",
+                 "batch", "encoding", "display_name", "attention_path", "n_params", "metric", "scale", "value", "unit",
+                 "vs_nope", "matmul_peak_flops", "config")
+BENCH_SCHEMA_VERSION = 1  # suite.bench writes it (not imported here: the store never imports torch)
+
+
+def read_bench_record(path: Path) -> dict:
+    """A ``posbench bench`` record (results/bench/<bench_id>.json); :class:`RecordError` if unusable."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(path, f"cannot read: {exc}") from None
+    if not isinstance(record, dict) or record.get("kind") != "bench":
+        raise RecordError(path, "not a bench record")
+    if record.get("schema_version") != BENCH_SCHEMA_VERSION:
+        raise RecordError(path, f"schema version {record.get('schema_version')!r}, expected {BENCH_SCHEMA_VERSION}")
+    if record.get("bench_id") != Path(path).stem:
+        raise RecordError(path, f"its bench_id {record.get('bench_id')!r} does not match the file name")
+    return record
+
+
+def _bench_rows(rec: dict) -> list[tuple]:
+    cfg, shape = rec["config"], rec["config"]["shape"]
+    machine = rec.get("machine", {})
+    head = {"bench_id": rec["bench_id"], "created_at": rec.get("created_at"), "device": cfg["device"],
+            "machine": machine.get("gpu") or machine.get("cpu"), "size": cfg["size"], "d_model": shape["d_model"],
+            "n_layers": shape["n_layers"], "n_heads": shape["n_heads"], "seq_len": cfg["seq_len"], "batch": cfg["batch"],
+            "matmul_peak_flops": rec.get("matmul_peak_flops"), "config": json.dumps(cfg)}
+    out = []
+    for row in rec["rows"]:
+        for m in row["metrics"]:
+            fields = {**head, **{k: row[k] for k in ("encoding", "display_name", "attention_path", "n_params")}, **m}
+            out.append(tuple(fields.get(c) for c in BENCH_COLUMNS))
+    return out
+
+
+def _bench_records(directory: Path, problems: list[RecordError]) -> list[list[tuple]]:
+    """The rows of every usable bench record in ``directory``; each other one is reported."""
+    out = []
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            out.append(_bench_rows(read_bench_record(path)))
+        except RecordError as exc:
+            problems.append(exc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(RecordError(path, f"unusable content: {type(exc).__name__}: {exc}"))
+    return out
+
+
 @dataclass
 class IngestReport:
     runs: int
     evaluations: int
     problems: list[RecordError]
+    benches: int = 0
 
 
 def _usable(records: list[dict], row, problems: list[RecordError], directory: Path) -> list[dict]:
@@ -163,12 +219,14 @@ def _usable(records: list[dict], row, problems: list[RecordError], directory: Pa
     return out
 
 
-def ingest(runs_dir: Path, evals_dir: Path, database: Path) -> IngestReport:
-    """Build ``database`` from every usable record; every unusable one is reported, none is fatal."""
+def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | None = None) -> IngestReport:
+    """Build ``database`` from every usable record; every unusable one is reported, none is fatal.
+    Bench records are read from ``bench_dir`` (default: ``bench/`` beside ``runs_dir``)."""
     runs, evals = scan(runs_dir, "training_run"), scan(evals_dir, "evaluation")
     problems = runs.problems + evals.problems
     run_records = _usable(runs.records, _run_row, problems, runs_dir)
     eval_records = _usable(evals.records, _eval_row, problems, evals_dir)
+    benches = _bench_records(bench_dir or Path(runs_dir).parent / "bench", problems)
     database.parent.mkdir(parents=True, exist_ok=True)
     staging = database.with_name(f".tmp-{os.getpid()}-{database.name}")
     staging.unlink(missing_ok=True)
@@ -184,13 +242,14 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path) -> IngestReport:
                     [(r["eval_id"], r["run_id"], *(m.get(c) for c in METRIC_COLUMNS)) for r in eval_records for m in r["metrics"]])
             _insert(con, "curves", ("eval_id", "run_id") + CURVE_COLUMNS,
                     [(r["eval_id"], r["run_id"], *(c.get(k) for k in CURVE_COLUMNS)) for r in eval_records for c in r["curves"]])
+            _insert(con, "bench", BENCH_COLUMNS, [row for rows in benches for row in rows])
             con.execute(VIEWS)
         Path(f"{database}.wal").unlink(missing_ok=True)  # a crashed writer's log must not replay into the new file
         os.replace(staging, database)
     finally:
         staging.unlink(missing_ok=True)
         Path(f"{staging}.wal").unlink(missing_ok=True)
-    return IngestReport(len(run_records), len(eval_records), problems)
+    return IngestReport(len(run_records), len(eval_records), problems, len(benches))
 
 
 def connect_readonly(database: Path) -> duckdb.DuckDBPyConnection:

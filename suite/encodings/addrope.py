@@ -65,6 +65,7 @@ class AddRope(PositionalEncoding):
 
     Params = AddRopeParams
     per_layer = True
+    cacheable = True  # every hook of a token depends on its own position id alone
 
     def __init__(self, params: AddRopeParams, dims: ModelDims):
         super().__init__(params, dims)

@@ -26,6 +26,13 @@ Scale: at evaluation scale ``s`` the model calls :meth:`set_scale`; an encoding
 declares with :attr:`scale_behaviour` whether it extrapolates as it is, adjusts
 (training-free, with factor ``s``), or is not applicable beyond some length
 (:meth:`max_length`).
+
+Key/value cache: an encoding says with :attr:`PositionalEncoding.cacheable` whether a
+decoder may keep the keys and values of the tokens it has read (as ``rotate`` returned
+them) and read only each new token: exact when every hook of a token depends on its
+own position id alone, given separately for queries and keys (RoPE and its static
+scalings, ALiBi and the other biases, absolute embeddings, NoPE). It is False by
+default, so an encoding that says nothing is always re-read whole.
 """
 
 from __future__ import annotations
@@ -108,6 +115,16 @@ class PositionalEncoding(nn.Module):
     @property
     def scale_behaviour(self) -> ScaleBehaviour:
         return ScaleBehaviour.EXTRAPOLATE
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether decoding may cache keys and values (module docstring): True only if
+        reading tokens [t0, t1) as queries over cached keys [0, t0) (rotated when they were
+        read) and the new keys gives the logits of the whole sequence read at once, i.e.
+        ``positions`` is arange, and ``embed``, ``rotate`` and ``bias`` of a token depend
+        on its own id alone, not on the other ids, the length or the window. Subclasses
+        that are so say True (a class attribute will do); the default is the safe one."""
+        return False
 
     def max_length(self) -> int | None:
         """The longest sequence this encoding can represent; None when unbounded."""

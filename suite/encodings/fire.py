@@ -63,6 +63,7 @@ class Fire(PositionalEncoding):
 
     Params = FireParams
     per_layer = True
+    cacheable = True  # b(i, j) depends on i and j alone (the normaliser on the query's i)
 
     def __init__(self, params: FireParams, dims: ModelDims):
         super().__init__(params, dims)

@@ -54,6 +54,7 @@ class Kerple(PositionalEncoding):
     """
 
     Params = KerpleParams
+    cacheable = True  # the bias of a (query, key) pair depends on their ids alone
 
     def __init__(self, params: KerpleParams, dims: ModelDims):
         super().__init__(params, dims)

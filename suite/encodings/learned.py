@@ -31,6 +31,7 @@ class Learned(PositionalEncoding):
     """
 
     Params = LearnedParams
+    cacheable = True  # every hook of a token depends on its own position id alone
 
     def __init__(self, params: LearnedParams, dims: ModelDims):
         super().__init__(params, dims)

@@ -214,6 +214,7 @@ class Rotary(PositionalEncoding):
 
     Params = RotaryParams
     dynamic: ClassVar[bool] = False  # True: the factor follows each query's context length
+    cacheable = True  # a static scaling rotates every id by the same rule at a given scale
 
     def __init__(self, params: RotaryParams, dims: ModelDims):
         super().__init__(params, dims)
@@ -294,6 +295,11 @@ class DynamicRotary(Rotary):
     def active_hooks(self) -> frozenset[str]:
         hooks = type(self).hooks()
         return hooks if self.scale > 1 else hooks - {"score"}
+
+    @property
+    def cacheable(self) -> bool:
+        """Plain RoPE at scale 1; beyond it the score hook rewrites whole rows of logits."""
+        return "score" not in self.active_hooks()
 
     def query_frequencies(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(inverse frequencies [n, r/2], attention factors [n]) of queries at positions

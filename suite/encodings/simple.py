@@ -20,6 +20,8 @@ class NoPE(PositionalEncoding):
     any encoding. Every hook keeps its do-nothing default.
     """
 
+    cacheable = True  # nothing depends on positions at all
+
 
 @dataclass(frozen=True)
 class SinusoidalParams:
@@ -69,6 +71,7 @@ class Sinusoidal(PositionalEncoding):
     see; what differs is the frequency spacing."""
 
     Params = SinusoidalParams
+    cacheable = True  # every hook of a token depends on its own position id alone
 
     def embed(self, x, pos):
         table = sinusoidal_table(pos, self.dims.d_model, self.params.base, self.params.convention).to(x.dtype)  # [T, D]
@@ -109,6 +112,7 @@ class ALiBi(PositionalEncoding):
     query, which carry the attention, keep their precision in bfloat16 at any length."""
 
     Params = NoParams
+    cacheable = True  # the bias of a (query, key) pair depends on their ids alone
 
     def __init__(self, params, dims: ModelDims):
         super().__init__(params, dims)
@@ -163,6 +167,7 @@ class Sandwich(PositionalEncoding):
     """
 
     Params = SandwichParams
+    cacheable = True  # the bias of a (query, key) pair depends on their ids alone
 
     def __init__(self, params: SandwichParams, dims: ModelDims):
         super().__init__(params, dims)

@@ -57,6 +57,7 @@ class T5Bias(PositionalEncoding):
     """
 
     Params = T5Params
+    cacheable = True  # the bias of a (query, key) pair depends on their ids alone
 
     def __init__(self, params: T5Params, dims: ModelDims):
         super().__init__(params, dims)

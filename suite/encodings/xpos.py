@@ -65,6 +65,8 @@ class Xpos(PositionalEncoding):
     """
 
     Params = XposParams
+    # not cacheable: the centre of the decay exponents follows the keys' span, so a token
+    # read alone is scaled differently than in the whole window (same logits, other rounding)
 
     def __init__(self, params: XposParams, dims: ModelDims):
         super().__init__(params, dims)

@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from ..model import Transformer
+from ..model import KVCache, Transformer
 
 POLICY = {
     "loglikelihood": "context+continuation left-truncated to the last eval_len inputs; the continuation's bytes "
@@ -120,7 +120,8 @@ class PosBenchLM(LM):
 
     def __init__(self, model: Transformer | None = None, train_len: int | None = None, *,
                  checkpoint: str | Path | None = None, eval_len: int | None = None, batch_size: int | str = 8,
-                 device: str | None = None, max_gen_toks: int = 256, max_batch_size: int | None = None):
+                 device: str | None = None, max_gen_toks: int = 256, max_batch_size: int | None = None,
+                 kv_cache: bool = True):
         super().__init__()
         if (model is None) == (checkpoint is None):
             raise ValueError("give exactly one of model (with train_len) or checkpoint")
@@ -141,6 +142,7 @@ class PosBenchLM(LM):
             raise ValueError("give a batch size: the posbench adapter does not search for one")
         self.batch_size = int(batch_size)  # max_batch_size comes with lm-eval's auto sizing; unused
         self.max_gen_toks = int(max_gen_toks)
+        self.kv_cache = bool(kv_cache)  # False: re-read the whole window for every byte (the reference path)
         limit = self.model.encodings[0].max_length()
         if limit is not None and self.eval_len > limit:
             raise ValueError(f"eval length {self.eval_len} is beyond what the encoding can represent ({limit})")
@@ -246,8 +248,13 @@ class PosBenchLM(LM):
         seqs = torch.tensor([ctx for ctx, _, _ in jobs], device=self._device)  # [b, T]
         generated: list[list[int]] = [[] for _ in jobs]
         done = [max_new <= 0 for _, _, max_new in jobs]
+        cache = KVCache() if self.kv_cache and self.model.cacheable else None
         while not all(done):
-            nxt = self.model(seqs[:, -self.eval_len :])[:, -1].argmax(-1)  # [b]
+            if cache is not None and seqs.shape[1] <= self.eval_len:  # the window has not slid: positions hold
+                logits = self.model.extend(seqs[:, cache.length :], cache)  # [b, new, V]
+            else:
+                logits = self.model(seqs[:, -self.eval_len :])  # [b, <= eval_len, V]
+            nxt = logits[:, -1].argmax(-1)  # [b]
             seqs = torch.cat([seqs, nxt[:, None]], dim=1)
             for i, (_, until, max_new) in enumerate(jobs):
                 if done[i]:
