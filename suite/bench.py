@@ -30,11 +30,8 @@ data loading is not part of these figures. The record goes to
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import hashlib
 import json
-import math
 import os
 import platform
 import statistics
@@ -47,12 +44,13 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .bench_probes import MMAP_THRESHOLD, sync, matmul_peak, flops_per_token, CpuPeak, measure_peak_mib
+
 BENCH_SCHEMA_VERSION = 1
 DEFAULT_ENCODINGS = ("nope", "rope", "alibi", "t5", "kerple-log", "fire", "sandwich", "cope", "xpos", "addrope")
 DEFAULT_SHAPE = {"name": "d256-l4", "d_model": 256, "n_layers": 4, "n_heads": 4, "d_ff": 1024}  # the issue's CPU shape
 TRAIN_FLOPS = "6 N + 12 L T d per trained token"
 EVAL_FLOPS = "2 N + 4 L T d per evaluated token (T: the eval length)"
-MMAP_THRESHOLD = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -90,85 +88,6 @@ class Row:
 
 
 # -- references ---------------------------------------------------------------------
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def matmul_peak(device: torch.device, n: int = 2048, repeats: int = 5) -> float:
-    """fp32 FLOP/s of the fastest of ``repeats`` n x n matmuls (2 n^3 FLOPs each)."""
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    a @ b
-    best = math.inf
-    for _ in range(repeats):
-        sync(device)
-        start = time.perf_counter()
-        a @ b
-        sync(device)
-        best = min(best, time.perf_counter() - start)
-    return 2 * n**3 / best
-
-
-def matmul_params(model) -> int:
-    """N: weights of every matmul (attention, MLP, the tied head once)."""
-    blocks = sum(m.weight.numel() for m in model.blocks.modules() if isinstance(m, torch.nn.Linear))
-    return blocks + model.head.weight.numel()
-
-
-def flops_per_token(model, seq_len: int, training: bool) -> float:
-    cfg = model.cfg
-    n, attention = matmul_params(model), cfg.n_layers * seq_len * cfg.d_model
-    return 6 * n + 12 * attention if training else 2 * n + 4 * attention
-
-
-# -- memory -------------------------------------------------------------------------
-
-
-class CpuPeak:
-    """Peak resident set of a block of code, minus the resident set before it (Linux)."""
-
-    def __init__(self):
-        self.libc = ctypes.CDLL("libc.so.6") if platform.system() == "Linux" else None
-
-    def prepare(self) -> None:
-        if self.libc is not None:
-            self.libc.mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD: big blocks by mmap, returned on free
-
-
-    @staticmethod
-    def _status(key: str) -> int:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-        raise OSError(f"no {key} in /proc/self/status")
-
-    def measure(self, fn) -> float | None:
-        gc.collect()
-        if self.libc is not None:
-            self.libc.malloc_trim(0)
-        try:
-            Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current resident set
-            before = self._status("VmRSS")
-        except OSError:
-            return None
-        fn()
-        return (self._status("VmHWM") - before) / 2**20
-
-
-def measure_peak_mib(fn, device: torch.device, cpu: CpuPeak) -> float | None:
-    if device.type != "cuda":
-        return cpu.measure(fn)
-    sync(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device)
-    fn()
-    sync(device)
-    return (torch.cuda.max_memory_allocated(device) - before) / 2**20
-
-
-# -- the two training loops -----------------------------------------------------------
 
 
 def training_run(project, spec, size, cfg: BenchConfig, steps: int):

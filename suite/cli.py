@@ -148,72 +148,6 @@ def cmd_run(args) -> int:
     return 1 if failed or code else 0
 
 
-def cmd_run_one(args) -> int:
-    """One manifest entry (a job-array task): its training run, then its evaluations;
-    record files only. Exit 1 when a piece of the entry is recorded as failed."""
-    from .manifest import read_entry
-    from .runner import failed_pieces, run_plan
-    from .train import DEVICES_ENV, NODES_ENV, launched_rank
-
-    _quiet_libraries()
-    os.environ[DEVICES_ENV], os.environ[NODES_ENV] = str(args.devices), str(args.nodes)  # also for launched ranks
-    project = _project(args)
-    plan, retry_failed = read_entry(Path(args.manifest), args.index)
-    if launched_rank() > 0:
-        return _follow(plan.runs[0], project, retry_failed)
-    console.print(f"{args.manifest} entry {args.index}: {plan.runs[0].label} [dim]{plan.runs[0].run_id}[/], "
-                  f"{len(plan.evaluations)} evaluation(s)")
-    run_plan(plan, project, console, retry_failed=retry_failed, progress_bar=False)
-    return 1 if failed_pieces(plan, project) else 0
-
-
-def _follow(run, project: Project, retry_failed: bool) -> int:
-    """A rank > 0 of a distributed training run: trains beside rank 0, which holds the
-    claim and writes the records; this rank writes nothing."""
-    from .runner import needs_training
-    from .train import TrainingFailed, fit
-
-    if not needs_training(run, project, retry_failed):
-        return 0
-    try:
-        fit(run, project.checkpoints, progress_bar=False)
-    except TrainingFailed:
-        return 1  # rank 0 records it
-    return 0
-
-
-def cmd_status(args) -> int:
-    """Done / running / pending / failed from the records and claims, and the state of
-    every submitted array in squeue/sacct."""
-    from .claims import held_by_others
-    from .executors.slurm import job_states, submitted_jobs
-    from .records import status_of
-    from .runner import eval_path, run_path
-
-    project, grid, plan = _load_plan(args)
-    table = Table(title=f"grid {grid.spec.name}")
-    for col in ("", "done", "running", "pending", "failed"):
-        table.add_column(col, justify="right")
-    pieces = [("training runs", plan.runs, "training_run", "run", run_path, lambda r: r.run_id),
-              ("evaluations", plan.evaluations, "evaluation", "eval", eval_path, lambda e: e.eval_id)]
-    for title, items, kind, prefix, path_of, id_of in pieces:
-        counts = {"done": 0, "running": 0, "pending": 0, "failed": 0}
-        for item in items:
-            state = status_of(path_of(project, item), kind)
-            if state == "todo":
-                state = "running" if held_by_others(project.claims, f"{prefix}-{id_of(item)}") else "pending"
-            counts[state] += 1
-        table.add_row(title, *(str(v) for v in counts.values()))
-    console.print(table)
-    for folder, job_id in submitted_jobs(project):
-        states = job_states(job_id)
-        shown = ", ".join(f"{n} {s.lower()}" for s, n in sorted(states.items())) or "not in squeue/sacct (finished)"
-        console.print(f"array {job_id} ({folder.relative_to(project.root)}): {shown}")
-    if args.ingest:
-        _ingest(project)
-    return 0
-
-
 def _ingest(project: Project) -> None:
     from .store import ingest
 
@@ -297,42 +231,6 @@ def cmd_leaderboard(args) -> int:
     return leaderboard(_project(args).database, args.board, args.format)
 
 
-def cmd_new_encoding(args) -> int:
-    from .scaffold import ScaffoldError, new_encoding
-
-    try:
-        written = new_encoding(_project(args), args.name, args.family)
-    except ScaffoldError as exc:
-        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
-        return 1
-    for path in written:
-        console.print(f"wrote {path}", markup=False, soft_wrap=True)
-    spec, test = (p.relative_to(_project(args).root) for p in (written[0], written[2]))
-    console.print(f"next: edit the implementation, then `posbench validate --import {spec}` and "
-                  f"`python -m pytest {test}`; see CONTRIBUTING.md", markup=False, soft_wrap=True)
-    return 0
-
-
-def cmd_verify(args) -> int:
-    from .verify import RecordError, record_path, verify
-
-    _quiet_libraries()
-    project = _project(args)
-    path = record_path(args.record, project)
-    try:
-        result = verify(path, project, evaluations=not args.no_evals,
-                        log=lambda line: console.print(line, markup=False, soft_wrap=True))
-    except (RecordError, ValueError) as exc:
-        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
-        return 1
-    for line in result.lines:
-        console.print(line, markup=False, soft_wrap=True)
-    verdict = "MISMATCH" if result.mismatches else "match"
-    console.print(f"{verdict}: {result.matched} of {result.compared} figure(s) match"
-                  + (f"; {result.mismatches} problem(s)" if result.mismatches else ""), markup=False, soft_wrap=True)
-    return 1 if result.mismatches else 0
-
-
 def cmd_bench(args) -> int:
     """Time and measure encodings in this process (suite.bench); a record in results/bench/."""
     from .bench import DEFAULT_ENCODINGS, BenchConfig, run_bench, tables, write_bench_record
@@ -358,6 +256,9 @@ def _report(errors) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .cli_cluster import cmd_run_one, cmd_status  # their modules import this one
+    from .cli_submit import cmd_new_encoding, cmd_verify
+
     parser = argparse.ArgumentParser(prog="posbench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=os.environ.get("POSBENCH_ROOT", "."),
                         help="project root holding encodings/, grids/, results/ (default: current directory)")
