@@ -20,6 +20,8 @@ are listed by :func:`unchecked` and the caller says so.
 
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import itertools
 import os
@@ -75,6 +77,23 @@ class Built:
     max_length: int | None
 
 
+@contextlib.contextmanager
+def _no_weight_init():
+    """torch.nn.init's functions as no-ops: shapes need no values, and initialising meta
+    tensors goes through torch's reference implementations (seconds for a grid)."""
+    import torch
+
+    names = [n for n in vars(torch.nn.init) if n.endswith("_") and not n.startswith("_")]
+    saved = {n: getattr(torch.nn.init, n) for n in names}
+    try:
+        for n in names:
+            setattr(torch.nn.init, n, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for n, fn in saved.items():
+            setattr(torch.nn.init, n, fn)
+
+
 def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Built:
     """The model of ``size`` with ``encoding`` on torch's meta device: its shapes, hooks and
     limits without allocating a byte (a 2^40-row table is refused, not allocated)."""
@@ -85,7 +104,7 @@ def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Bui
     cfg = ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
                       train_len=train_len)
     impl, params = encoding.implementation(), encoding.resolved_params()
-    with torch.device("meta"):
+    with torch.device("meta"), _no_weight_init():
         model = Transformer(cfg, lambda: impl(params, cfg.dims))
     first = model.encodings[0]
     return Built(model.num_params(), type(first).hooks(), first.max_length())

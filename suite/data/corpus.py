@@ -47,6 +47,7 @@ def corpus_root(spec: CorpusSpec) -> Path:
     return Path(spec.path) if spec.kind == "folder" else Path(sysconfig.get_paths()["stdlib"])
 
 
+@functools.lru_cache(maxsize=8)  # plan's checks and the fingerprint both list the corpus
 def corpus_files(spec: CorpusSpec) -> list[tuple[str, Path]]:
     """(relative posix path, file) pairs, sorted; third-party packages are excluded."""
     root = corpus_root(spec)

@@ -37,7 +37,8 @@ class Learned(PositionalEncoding):
         super().__init__(params, dims)
         rows = params.max_positions or dims.train_len
         # a bare Parameter (not nn.Embedding), so the model's init does not overwrite GPT-2's std
-        self.table = nn.Parameter(torch.randn(rows, dims.d_model) * 0.01)  # [P, D]
+        # N(0, 0.01^2), bit-identical to randn * 0.01 (and skipped when only shapes are wanted)
+        self.table = nn.Parameter(nn.init.normal_(torch.empty(rows, dims.d_model), std=0.01))  # [P, D]
 
     @property
     def scale_behaviour(self) -> ScaleBehaviour:
