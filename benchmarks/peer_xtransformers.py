@@ -61,7 +61,7 @@ def ours(name: str, T: int) -> Transformer:
     spec = load_encoding(ROOT / "encodings" / f"{spec_name}.yaml")
     cfg = ModelConfig(d_model=D, n_layers=LAYERS, n_heads=HEADS, d_ff=D_FF, train_len=T)
     impl, params = spec.implementation(), spec.resolved_params()
-    model = Transformer(cfg, lambda: impl(params, cfg.dims)).train()
+    model = Transformer(cfg, lambda dims: impl(params, dims)).train()
     model.set_scale(scale)
     return model
 

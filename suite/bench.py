@@ -251,7 +251,7 @@ def memory_figures(cfg: BenchConfig, root: str, names: tuple[str, ...]) -> dict[
         model = build_model(load_encoding(project.spec_path("encodings", name, project.root)), size, cfg.seq_len).to(device)
         if cfg.query_chunk is not None:
             model.query_chunk = cfg.query_chunk or 2**62
-        row = Row(name, name, model.path.value, 0)
+        row = Row(name, name, model.path_name, 0)
         eval_memory(model, row, cfg, device, cpu)
         out[name] = row.metrics
         del model
@@ -336,7 +336,7 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
             model = build_model(spec, size, cfg.seq_len).to(device)
         if cfg.query_chunk is not None:
             model.query_chunk = cfg.query_chunk or 2**62
-        row = Row(spec.name, spec.display_name or spec.name, model.path.value, model.num_params())
+        row = Row(spec.name, spec.display_name or spec.name, model.path_name, model.num_params())
         tokens, per_token = cfg.batch * cfg.seq_len, flops_per_token(model, cfg.seq_len, training=True)
         for metric, times in (("train_tokens_per_s", lightning_times), ("bare_train_tokens_per_s", bare_times)):
             timed = times[cfg.warmup :]

@@ -34,7 +34,8 @@ L = CFG.train_len
 # The fastest exact path of each family. Any encoding may edit the logits through the
 # score hook, which is exact only on the explicit path (ReRoPE is rotary and does).
 FAMILY_PATH = {"none": AttentionPath.FUSED, "absolute": AttentionPath.FUSED, "rotary": AttentionPath.FUSED,
-               "additive": AttentionPath.FUSED, "bias": AttentionPath.FLOAT_MASK, "contextual": AttentionPath.EXPLICIT}
+               "additive": AttentionPath.FUSED, "bias": AttentionPath.FLOAT_MASK, "contextual": AttentionPath.EXPLICIT,
+               "decay": AttentionPath.FLOAT_MASK}
 STATED = {ScaleBehaviour.EXTRAPOLATE: "extrapolates", ScaleBehaviour.ADJUST: "training-free adjustment",
           ScaleBehaviour.NOT_APPLICABLE: "not applicable"}
 
@@ -46,7 +47,7 @@ class ContractError(AssertionError):
 def build_model(spec: EncodingSpec, seed: int = 0, cfg: ModelConfig = CFG) -> Transformer:
     impl, params = spec.implementation(), spec.resolved_params()
     torch.manual_seed(seed)
-    return Transformer(cfg, lambda: impl(params, cfg.dims))
+    return Transformer(cfg, lambda dims: impl(params, dims))
 
 
 def lengths(model: Transformer) -> list[int]:

@@ -1,7 +1,7 @@
 """The decoder-only transformer: the only place attention is computed.
 
 A pre-LayerNorm GPT (Radford et al. 2019) over bytes, with the positional encoding
-as its one pluggable part (see ``suite.encodings.base`` for the four hooks).
+as its one pluggable part (see ``suite.encodings.base`` for its hooks).
 
 Tensor letters: B batch, T time (sequence), H heads, Dh head dim, D model dim,
 V vocabulary (256 bytes).
@@ -9,6 +9,7 @@ V vocabulary (256 bytes).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .encodings import ModelDims, PositionalEncoding
+from .encodings.base import AttentionWindow
 
 
 @dataclass(frozen=True)
@@ -42,17 +44,22 @@ class ModelConfig:
 class AttentionPath(str, enum.Enum):
     """The fastest attention computation that is exact for an encoding's hooks."""
 
-    FUSED = "fused"  # scaled_dot_product_attention(is_causal=True): no bias, no score hook
-    FLOAT_MASK = "float_mask"  # fused kernel with the bias + causal mask as a float mask
+    FUSED = "fused"  # scaled_dot_product_attention(is_causal=True): no bias, no score hook, no window
+    FLOAT_MASK = "float_mask"  # fused kernel with the bias, window, decay and causal mask as a float mask
     EXPLICIT = "explicit"  # softmax(q k^T) written out: contextual encodings edit the logits
 
 
-def attention_path(hooks: frozenset[str]) -> AttentionPath:
+def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
     if "score" in hooks:
         return AttentionPath.EXPLICIT
-    if "bias" in hooks:
+    if "bias" in hooks or "decay" in hooks or window is not None:
         return AttentionPath.FLOAT_MASK
     return AttentionPath.FUSED
+
+
+def path_of(encoding: PositionalEncoding) -> AttentionPath:
+    """The attention path of a layer with this encoding instance, at its current scale."""
+    return attention_path(encoding.active_hooks(), encoding.attention_window)
 
 
 QUERY_CHUNK = 256  # queries per chunk when a no-grad forward at a longer length takes a mask path
@@ -64,30 +71,40 @@ def causal_float_mask(bias: torch.Tensor, q_pos_idx: torch.Tensor, k_pos_idx: to
     return bias.masked_fill(future, float("-inf"))
 
 
-def attention_mask(encoding: PositionalEncoding, q_pos: torch.Tensor, k_pos: torch.Tensor, q0: int = 0) -> torch.Tensor:
+def attention_mask(encoding: PositionalEncoding, q_pos: torch.Tensor, k_pos: torch.Tensor, q0: int = 0,
+                   k0: int = 0) -> torch.Tensor:
     """The float mask [1, H|1, Tq, Tk] of queries at indices q0 .. q0 + Tq - 1 over keys at
-    indices 0 .. Tk - 1 (their position ids q_pos, k_pos): the encoding's bias where it
-    has one, and -inf on future keys. Causality is by index, whatever the ids."""
+    indices k0 .. k0 + Tk - 1 (their position ids q_pos, k_pos): the encoding's bias where
+    it has one, and -inf on future keys and on keys outside the layer's window.
+    Causality and windows are by index, whatever the ids."""
     q_idx = torch.arange(q0, q0 + len(q_pos), device=q_pos.device)
-    k_idx = torch.arange(len(k_pos), device=k_pos.device)
+    k_idx = torch.arange(k0, k0 + len(k_pos), device=k_pos.device)
     if "bias" in encoding.active_hooks():
         bias = encoding.bias(q_pos, k_pos)  # [H, Tq, Tk]
     else:
         bias = torch.zeros(1, len(q_pos), len(k_pos), device=q_pos.device)  # [1, Tq, Tk]
-    return causal_float_mask(bias, q_idx, k_idx)[None]  # the fast kernel needs 4-D
+    mask = causal_float_mask(bias, q_idx, k_idx)
+    window = encoding.attention_window
+    if window is not None:
+        mask = mask.masked_fill(~window.visible(q_idx, k_idx), float("-inf"))
+    return mask[None]  # the fast kernel needs 4-D
 
 
 def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_pos, q0: int = 0,
-           mask: torch.Tensor | None = None, dropout: float = 0.0) -> torch.Tensor:
+           mask: torch.Tensor | None = None, dropout: float = 0.0, k0: int = 0,
+           decay: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """Causal attention [B, H, Tq, Dh] of queries q [B, H, Tq, Dh] at indices q0 .. over
-    keys and values [B, H, Tk, Dh] at indices 0 .. Tk - 1; ``mask`` is
-    :func:`attention_mask` when the caller already has it."""
+    keys and values [B, H, Tk, Dh] at indices k0 .. k0 + Tk - 1; ``mask`` is
+    :func:`attention_mask` when the caller already has it; ``decay``: the cumulative log
+    forget values [B, H, Tq] of the queries and [B, H, Tk] of the keys (the decay hook)."""
     Tq, Tk = q.shape[2], k.shape[2]
-    if path is AttentionPath.FUSED and q0 + Tq == Tk and (q0 == 0 or Tq == 1):
+    if path is AttentionPath.FUSED and k0 == 0 and q0 + Tq == Tk and (q0 == 0 or Tq == 1):
         # the whole square (training), or one new query that sees every key (a cached step)
         return F.scaled_dot_product_attention(q, k, v, is_causal=q0 == 0 and Tq > 1, dropout_p=dropout)
     if mask is None:
-        mask = attention_mask(encoding, q_pos, k_pos, q0)
+        mask = attention_mask(encoding, q_pos, k_pos, q0, k0)
+    if decay is not None:  # sum_{l=j+1..i} log f_l = c_i - c_j (Lin et al. 2025, Eq. 5): [B, H, Tq, Tk]
+        mask = mask + (decay[0][..., :, None] - decay[1][..., None, :])
     if path is not AttentionPath.EXPLICIT:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1]) + mask.to(q.dtype)  # [B, H, Tq, Tk]
@@ -102,6 +119,7 @@ class KVCache:
 
     keys: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, H, t, Dh]
     values: dict[int, torch.Tensor] = field(default_factory=dict)
+    decays: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, H, t] cumulative log forget values
     positions: torch.Tensor | None = None  # [t] position ids of the tokens held
     length: int = 0
 
@@ -111,6 +129,16 @@ class KVCache:
             k, v = torch.cat((self.keys[layer], k), dim=2), torch.cat((self.values[layer], v), dim=2)
         self.keys[layer], self.values[layer] = k, v
         return k, v
+
+    def append_decay(self, layer: int, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The new tokens' cumulative log forget values [B, H, Tn] (summed from the sequence's
+        start, continuing the held ones) and those of every token held, new ones included."""
+        if layer in self.decays:
+            c = c + self.decays[layer][..., -1:]
+            self.decays[layer] = torch.cat((self.decays[layer], c), dim=-1)
+        else:
+            self.decays[layer] = c
+        return c, self.decays[layer]
 
 
 class Attention(nn.Module):
@@ -130,17 +158,25 @@ class Attention(nn.Module):
         q, k, v = self.qkv(x).split(D, dim=-1)
         q, k, v = (t.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))  # [B, H, T, Dh]
         q, k = encoding.rotate(q, k, pos, pos)
+        # the decay hook's cumulative log forget values [B, H, T] of the queries and of the keys
+        c = c_k = encoding.decay(x).cumsum(dim=-1) if "decay" in encoding.active_hooks() else None
         k_pos, q0 = pos, 0
         if cache is not None:
             q0, k_pos = cache.length, cache.positions
             k, v = cache.append(layer, k, v)  # [B, H, q0 + T, Dh]
+            if c is not None:
+                c, c_k = cache.append_decay(layer, c)
         dropout = self.dropout if self.training else 0.0
         if chunk is None or T <= chunk:
-            y = attend(q, k, v, encoding, path, pos, k_pos, q0, mask, dropout)
-        else:  # each chunk of queries over the keys up to its last query: no [H, T, T] held at once
-            y = torch.cat([attend(q[:, :, a : a + chunk], k[:, :, : q0 + a + chunk], v[:, :, : q0 + a + chunk], encoding,
-                                  path, pos[a : a + chunk], k_pos[: q0 + a + chunk], q0 + a, None, dropout)
-                           for a in range(0, T, chunk)], dim=2)  # [B, H, T, Dh]
+            y = attend(q, k, v, encoding, path, pos, k_pos, q0, mask, dropout, decay=None if c is None else (c, c_k))
+        else:  # each chunk of queries over the keys it may see: no [H, T, T] held at once
+            window, parts = encoding.attention_window, []
+            for a in range(0, T, chunk):
+                lo, hi = (window.first_key(q0 + a) if window else 0), q0 + a + chunk  # keys [lo, hi)
+                parts.append(attend(q[:, :, a : a + chunk], k[:, :, lo:hi], v[:, :, lo:hi], encoding, path,
+                                    pos[a : a + chunk], k_pos[lo:hi], q0 + a, None, dropout, k0=lo,
+                                    decay=None if c is None else (c[..., a : a + chunk], c_k[..., lo:hi])))
+            y = torch.cat(parts, dim=2)  # [B, H, T, Dh]
         return self.out(y.transpose(1, 2).reshape(B, T, D))  # [B, T, D]
 
 
@@ -159,8 +195,10 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Byte-level decoder. ``make_encoding()`` builds one encoding instance; the model
-    makes one per layer when the encoding class says ``per_layer``, else shares one.
+    """Byte-level decoder. ``make_encoding(dims)`` builds one encoding instance for the
+    model's :class:`ModelDims`; the model makes one per layer (``dims.layer`` = its layer)
+    when the encoding class says ``per_layer``, else shares one. Each layer takes the
+    attention path of its own instance (hybrid schedules mix fused and masked layers).
 
     Long sequences: a forward without autograd (evaluation) longer than ``query_chunk``
     on a mask path (a bias or a score hook) processes the queries of every layer in
@@ -175,10 +213,16 @@ class Transformer(nn.Module):
         self.cfg = cfg
         self.query_chunk = QUERY_CHUNK
         self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        first = make_encoding()
+        # The class (and so per_layer) is known only once the first instance exists (a wrapper
+        # takes it from what it wraps), so the first is built for layer 0, and told it serves
+        # every layer when it turns out to be shared.
+        first = make_encoding(dataclasses.replace(cfg.dims, layer=0))
         self.per_layer = type(first).per_layer
-        self.encodings = nn.ModuleList([first] + [make_encoding() for _ in range(cfg.n_layers - 1)] if self.per_layer else [first])
-        self.path = attention_path(first.active_hooks())
+        if not self.per_layer:
+            first.dims = cfg.dims
+        rest = [make_encoding(dataclasses.replace(cfg.dims, layer=i)) for i in range(1, cfg.n_layers)] if self.per_layer else []
+        self.encodings = nn.ModuleList([first] + rest)
+        self.paths = [path_of(self.encoding_for(i)) for i in range(cfg.n_layers)]
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -200,7 +244,24 @@ class Transformer(nn.Module):
         for enc in self.encodings:
             enc.set_scale(scale)
         # an encoding may use other hooks at another scale (dynamic scaling: the score hook beyond L)
-        self.path = attention_path(self.encodings[0].active_hooks())
+        self.paths = [path_of(self.encoding_for(i)) for i in range(self.cfg.n_layers)]
+
+    @property
+    def path(self) -> AttentionPath:
+        """The attention path every layer takes (a schedule whose layers differ has none:
+        see :attr:`path_name`); setting it forces one path on every layer."""
+        if len(set(self.paths)) > 1:
+            raise ValueError(f"layers take different attention paths: {self.path_name}")
+        return self.paths[0]
+
+    @path.setter
+    def path(self, path: AttentionPath) -> None:
+        self.paths = [path] * self.cfg.n_layers
+
+    @property
+    def path_name(self) -> str:
+        """The attention paths of the layers, for records: "fused", or "fused+float_mask"."""
+        return "+".join(p.value for p in sorted(set(self.paths), key=list(AttentionPath).index))
 
     def encoding_for(self, layer: int) -> PositionalEncoding:
         return self.encodings[layer if self.per_layer else 0]
@@ -219,14 +280,20 @@ class Transformer(nn.Module):
         if cache is not None:
             cache.positions = pos if cache.positions is None else torch.cat((cache.positions, pos))
         x = first.embed(self.tok(idx), pos)  # [B, T, D]
-        fused = self.path is AttentionPath.FUSED  # its kernel never holds the T x T square: no chunks
-        chunk = self.query_chunk if not fused and T > self.query_chunk and not torch.is_grad_enabled() else None
-        unmasked = fused or chunk is not None or cache is not None
-        shared_mask = None if self.per_layer or unmasked else attention_mask(first, pos, pos)  # once per forward
+        long = T > self.query_chunk and not torch.is_grad_enabled()
+        shared_mask = None  # a shared encoding's mask, computed once per forward
         for i, block in enumerate(self.blocks):
-            enc = self.encoding_for(i)
-            mask = attention_mask(enc, pos, pos) if self.per_layer and not unmasked else shared_mask
-            x = block(x, enc, pos, self.path, mask, chunk, cache, i)
+            enc, path = self.encoding_for(i), self.paths[i]
+            fused = path is AttentionPath.FUSED  # its kernel never holds the T x T square: no chunks
+            chunk = self.query_chunk if long and not fused else None
+            mask = None
+            if not (fused or chunk is not None or cache is not None):
+                if self.per_layer:
+                    mask = attention_mask(enc, pos, pos)
+                else:
+                    shared_mask = attention_mask(enc, pos, pos) if shared_mask is None else shared_mask
+                    mask = shared_mask
+            x = block(x, enc, pos, path, mask, chunk, cache, i)
         if cache is not None:
             cache.length += T
         return self.ln_f(x)

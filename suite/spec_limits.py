@@ -105,7 +105,7 @@ def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Bui
                       train_len=train_len)
     impl, params = encoding.implementation(), encoding.resolved_params()
     with torch.device("meta"), _no_weight_init():
-        model = Transformer(cfg, lambda: impl(params, cfg.dims))
+        model = Transformer(cfg, lambda dims: impl(params, dims))
     first = model.encodings[0]
     return Built(model.num_params(), type(first).hooks(), first.max_length())
 

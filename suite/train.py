@@ -51,7 +51,7 @@ def build_model(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Trans
     cfg = ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
                       train_len=train_len)
     impl, params = encoding.implementation(), encoding.resolved_params()
-    return Transformer(cfg, lambda: impl(params, cfg.dims))
+    return Transformer(cfg, lambda dims: impl(params, dims))
 
 
 class StepBatches:
@@ -265,7 +265,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall, "final_train_loss": loss,
              "peak_memory_mb": peak_memory_mb(), "n_params": module.model.num_params(),
              "device": "cuda:" + torch.cuda.get_device_name() if settings["accelerator"] == "gpu" else "cpu",
-             "precision": settings["precision"], "attention_path": module.model.path.value,
+             "precision": settings["precision"], "attention_path": module.model.path_name,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
     return FitResult(module, checkpoint, stats)
 

@@ -21,7 +21,7 @@ CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
 def backbone(impl="rotary") -> Transformer:
     torch.manual_seed(0)
     cls = ENCODINGS.get(impl)
-    return Transformer(CFG, lambda: cls(cls.Params(), CFG.dims))
+    return Transformer(CFG, lambda dims: cls(cls.Params(), dims))
 
 
 def test_right_padding_cannot_change_the_last_real_position():
@@ -97,7 +97,7 @@ def test_unknown_task_in_recipe_is_a_spec_error():
 
 def test_a_bounded_encoding_reads_inputs_cut_to_its_table_and_says_so():
     cls = ENCODINGS.get("learned")
-    model = Transformer(CFG, lambda: cls(cls.Params(), CFG.dims))  # a table of train_len = 32 rows
+    model = Transformer(CFG, lambda dims: cls(cls.Params(), dims))  # a table of train_len = 32 rows
     recipe = GlueRecipe(tasks=["paraphrase"], steps=3, batch_size=4, budget=0.02)
     rows = [r.as_dict() for r in evaluate_glue(model, recipe, seed=0, log=lambda *_: None)]
     assert all(r["status"] == "ok" for r in rows)

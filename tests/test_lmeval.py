@@ -76,7 +76,7 @@ def trained(tmp_path_factory):
 def untrained(encoding, params, train_len: int = 16) -> Transformer:
     torch.manual_seed(0)
     cfg = ModelConfig(train_len=train_len)
-    return Transformer(cfg, lambda: encoding(params, cfg.dims)).eval()
+    return Transformer(cfg, lambda dims: encoding(params, dims)).eval()
 
 
 def requests(kind: str, args: list[tuple]) -> list[Instance]:

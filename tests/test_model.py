@@ -16,7 +16,7 @@ CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=16)
 def model_with(impl: str, params=None) -> Transformer:
     torch.manual_seed(0)
     cls = ENCODINGS.get(impl)
-    return Transformer(CFG, lambda: cls(params or cls.Params(), CFG.dims)).eval()
+    return Transformer(CFG, lambda dims: cls(params or cls.Params(), dims)).eval()
 
 
 @pytest.mark.parametrize("impl, path", [("none", AttentionPath.FUSED), ("sinusoidal", AttentionPath.FUSED),

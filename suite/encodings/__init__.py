@@ -6,14 +6,16 @@ A spec's ``impl:`` names a registered family below, a ``module:Class``, or a
 
 from ..registry import Registry
 from .addrope import AddRope
-from .base import HOOKS, ModelDims, NoParams, PositionalEncoding, ScaleBehaviour
+from .base import HOOKS, AttentionWindow, ModelDims, NoParams, PositionalEncoding, ScaleBehaviour
 from .cope import Cope
 from .fire import Fire
+from .forgetting import Forgetting
 from .kerple import Kerple
 from .learned import Learned
 from .randomized import Randomized
 from .rerope import Rerope
 from .rotary import DynamicRotary, Rotary
+from .schedule import Schedule
 from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
 from .t5 import T5Bias
 from .xpos import Xpos
@@ -34,5 +36,7 @@ ENCODINGS.register("fire")(Fire)
 ENCODINGS.register("sandwich")(Sandwich)
 ENCODINGS.register("cope")(Cope)
 ENCODINGS.register("randomized")(Randomized)
+ENCODINGS.register("schedule")(Schedule)
+ENCODINGS.register("forgetting")(Forgetting)
 
-__all__ = ["ENCODINGS", "HOOKS", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]
+__all__ = ["ENCODINGS", "HOOKS", "AttentionWindow", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]

@@ -10,10 +10,23 @@ hook                                        acts on                         used
 ``rotate(q, k, q_pos, k_pos)``              queries/keys [B, H, T, Dh]      the rotary family
 ``bias(q_pos, k_pos)``                      additive bias [H, Tq, Tk]       ALiBi, T5, KERPLE, FIRE
 ``score(q, k, scores, q_pos, k_pos)``       the logits [B, H, Tq, Tk]       CoPE, ReRoPE
+``decay(x)``                                log forget gates [B, H, T]      Forgetting Transformer
 ==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
-(``arange(T)`` unless an encoding such as randomized positions says otherwise).
+(``arange(T)`` unless an encoding such as randomized positions says otherwise), and
+:attr:`~PositionalEncoding.attention_window`, the attention window of the layer (None: every
+earlier key; sliding or chunked windows for local layers, e.g. RNoPE-SWA, Llama 4).
+
+``decay`` is the data-dependent hook: from the layer's input x [B, T, D] it gives a log
+forget value per token and head, and the model adds ``sum_{l=j+1..i} log f_l`` (a
+difference of cumulative sums) to logit (i, j), as the Forgetting Transformer does
+(Lin et al. 2025, Eq. 5). It is the only hook that sees the data.
+
+Per layer: a class with ``per_layer = True`` gets one instance per layer, each told its
+layer in ``dims.layer``, so an encoding may differ by layer (hybrid schedules such as
+NoPE every fourth layer with windowed RoPE in the others); the model picks each layer's
+attention path from that layer's instance.
 
 The model reads :meth:`PositionalEncoding.active_hooks` to pick the fastest attention
 path that is exact for the encoding; it never asks an encoding its name. The class's
@@ -31,7 +44,8 @@ Key/value cache: an encoding says with :attr:`PositionalEncoding.cacheable` whet
 decoder may keep the keys and values of the tokens it has read (as ``rotate`` returned
 them) and read only each new token: exact when every hook of a token depends on its
 own position id alone, given separately for queries and keys (RoPE and its static
-scalings, ALiBi and the other biases, absolute embeddings, NoPE). It is False by
+scalings, ALiBi and the other biases, absolute embeddings, NoPE), and for the decay
+hook, whose cumulative sums the cache keeps and continues (FoX). It is False by
 default, so an encoding that says nothing is always re-read whole.
 """
 
@@ -45,7 +59,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-HOOKS = ("embed", "rotate", "bias", "score")
+HOOKS = ("embed", "rotate", "bias", "score", "decay")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -77,6 +91,37 @@ class ModelDims:
     head_dim: int
     n_layers: int
     train_len: int  # the training context length: what "scale 1" means
+    layer: int | None = None  # the layer an instance serves (per_layer classes); None: shared by all
+
+
+@dataclass(frozen=True)
+class AttentionWindow:
+    """Which earlier keys a query sees, by index (as causality is): ``sliding``, the
+    ``size`` most recent tokens including itself (Beltagy et al. 2020, Longformer;
+    Mistral); ``chunked``, the tokens of its own block of ``size`` (Llama 4's chunked
+    attention in its RoPE layers)."""
+
+    size: int
+    kind: str = "sliding"  # "sliding" | "chunked"
+
+    def __post_init__(self):
+        if self.size < 1:
+            raise ValueError(f"an attention window holds at least one token, got size {self.size}")
+        if self.kind not in ("sliding", "chunked"):
+            raise ValueError(f"window kind must be 'sliding' or 'chunked', got {self.kind!r}")
+
+    def visible(self, q_idx: torch.Tensor, k_idx: torch.Tensor) -> torch.Tensor:
+        """[Tq, Tk] True where the key lies inside the query's window (future keys
+        included: causality is applied separately)."""
+        if self.kind == "sliding":
+            return k_idx[None, :] > q_idx[:, None] - self.size
+        return k_idx[None, :] // self.size == q_idx[:, None] // self.size
+
+    def first_key(self, q_idx: int) -> int:
+        """The first key index any query at index >= q_idx may see."""
+        if self.kind == "sliding":
+            return max(0, q_idx - self.size + 1)
+        return q_idx // self.size * self.size
 
 
 @dataclass(frozen=True)
@@ -130,6 +175,11 @@ class PositionalEncoding(nn.Module):
         """The longest sequence this encoding can represent; None when unbounded."""
         return None
 
+    @property
+    def attention_window(self) -> AttentionWindow | None:
+        """The attention window of the layer this instance serves; None: all earlier keys."""
+        return None
+
     def set_scale(self, scale: float) -> None:
         """Evaluation scale s (eval length = s x train length); 1 during training."""
         self.scale = float(scale)
@@ -152,6 +202,11 @@ class PositionalEncoding(nn.Module):
         holding the causal mask as -inf), given the queries and keys [B, H, T, Dh] as
         ``rotate`` returned them and their position ids."""
         return scores
+
+    def decay(self, x: torch.Tensor) -> torch.Tensor:
+        """Log forget values [B, H, T] (<= 0) of the layer's input x [B, T, D]: the model adds
+        their sum over positions j+1 .. i to logit (i, j) (module docstring)."""
+        raise NotImplementedError
 
     def extra_repr(self) -> str:
         return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))

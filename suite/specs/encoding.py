@@ -32,7 +32,7 @@ class Conformance(Spec):
 class EncodingSpec(Spec):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     display_name: str
-    family: Literal["none", "absolute", "rotary", "bias", "contextual", "additive", "wrapper"]
+    family: Literal["none", "absolute", "rotary", "bias", "contextual", "additive", "wrapper", "hybrid", "decay"]
     paper: str
     impl: str
     params: dict[str, Any] = {}

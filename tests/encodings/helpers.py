@@ -42,7 +42,7 @@ def build_model(name: str, seed: int = 0, cfg: ModelConfig = CFG) -> Transformer
     s = spec(name)
     impl, params = s.implementation(), s.resolved_params()
     torch.manual_seed(seed)
-    return Transformer(cfg, lambda: impl(params, cfg.dims))
+    return Transformer(cfg, lambda dims: impl(params, dims))
 
 
 def logits_matrix(enc, q_vec: torch.Tensor, k_vec: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:

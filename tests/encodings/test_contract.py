@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from suite.encodings import ScaleBehaviour
+from suite.encodings import ENCODINGS, AttentionWindow, ScaleBehaviour
 from suite.model import AttentionPath, attention_path
 
 from .helpers import CFG, SPECS, build_model, spec
@@ -18,7 +18,8 @@ L = CFG.train_len
 
 # The fastest exact path per family; exceptions are listed by name with the reason.
 FAMILY_PATH = {"none": AttentionPath.FUSED, "absolute": AttentionPath.FUSED, "rotary": AttentionPath.FUSED,
-               "additive": AttentionPath.FUSED, "bias": AttentionPath.FLOAT_MASK, "contextual": AttentionPath.EXPLICIT}
+               "additive": AttentionPath.FUSED, "bias": AttentionPath.FLOAT_MASK, "contextual": AttentionPath.EXPLICIT,
+               "decay": AttentionPath.FLOAT_MASK}
 PATH_EXCEPTIONS = {"rerope": AttentionPath.EXPLICIT, "rerope-leaky": AttentionPath.EXPLICIT}  # exact via the score hook
 
 
@@ -28,8 +29,6 @@ def expected_path(name: str) -> AttentionPath:
         return PATH_EXCEPTIONS[name]
     if s.family == "wrapper":  # a wrapper takes the path of what it wraps
         inner = s.resolved_params().inner
-        from suite.encodings import ENCODINGS
-
         return attention_path(ENCODINGS.get(inner).hooks())
     return FAMILY_PATH[s.family]
 
@@ -61,7 +60,14 @@ def test_spec_states_the_scale_behaviour_the_code_declares(name):
 
 
 def test_attention_path(name):
-    assert build_model(name).path is expected_path(name)
+    model = build_model(name)
+    if spec(name).family == "hybrid":  # each layer the path of its own encoding and window
+        entries = spec(name).resolved_params().layers
+        expected = [attention_path(ENCODINGS.get(e.impl).hooks(), AttentionWindow(e.window, e.window_kind) if e.window else None)
+                    for e in (entries[i % len(entries)] for i in range(CFG.n_layers))]
+        assert model.paths == expected
+        return
+    assert model.path is expected_path(name)
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])

@@ -100,7 +100,7 @@ def test_draws_are_made_where_the_authors_make_them(training):
     assert g["passes"][0] != g["passes"][1]
 
     cfg = ModelConfig(d_model=16, n_layers=g["n_layers"], n_heads=2, d_ff=32, train_len=8)
-    model = Transformer(cfg, lambda: Randomized(RandomizedParams(max_position=g["max_position"]), cfg.dims))
+    model = Transformer(cfg, lambda dims: Randomized(RandomizedParams(max_position=g["max_position"]), dims))
     model.train(training)
     model.set_scale(1)
     inner, calls = model.encodings[0].inner, []  # one instance, shared by the layers
@@ -126,7 +126,7 @@ def test_draws_are_made_where_the_authors_make_them(training):
                                          ("addrope", AttentionPath.FUSED)])
 def test_the_wrapper_takes_its_inner_encodings_hooks_and_layout(inner, path):
     cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, train_len=8)
-    model = Transformer(cfg, lambda: Randomized(RandomizedParams(inner=inner, max_position=64), cfg.dims))
+    model = Transformer(cfg, lambda dims: Randomized(RandomizedParams(inner=inner, max_position=64), dims))
     assert type(model.encodings[0]).hooks() == ENCODINGS.get(inner).hooks()
     assert model.path is path and model.per_layer is ENCODINGS.get(inner).per_layer
     assert model(torch.randint(0, 256, (1, 8))).shape == (1, 8, 256)
