@@ -35,8 +35,13 @@ def content_id(content: dict) -> str:
 
 
 def encoding_content(encoding: EncodingSpec) -> dict:
-    """What of an encoding changes a computation: its implementation and resolved parameters."""
-    return {"impl": encoding.impl, "params": dataclasses.asdict(encoding.resolved_params())}
+    """What of an encoding changes a computation: its implementation and resolved parameters,
+    and its training positions where it has any (absent otherwise, so that ids made before
+    transforms existed stay what they were)."""
+    content = {"impl": encoding.impl, "params": dataclasses.asdict(encoding.resolved_params())}
+    if encoding.train_positions is not None:
+        content["train_positions"] = encoding.train_positions.model_dump()
+    return content
 
 
 @dataclass(frozen=True)

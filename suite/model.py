@@ -194,6 +194,19 @@ class Block(nn.Module):
         return x + self.drop(self.mlp(self.ln2(x)))
 
 
+def check_transform(transform, encoding: PositionalEncoding):
+    """A training-time position transform, if the encoding can read its ids (ValueError if not)."""
+    if transform is None:
+        return None
+    if type(encoding).positions is not PositionalEncoding.positions:
+        raise ValueError(f"{type(encoding).__name__} draws its own position ids: it cannot also train on a transform's")
+    limit = encoding.max_length()
+    if limit is not None and transform.max_position > limit:
+        raise ValueError(f"{type(encoding).__name__} represents {limit} positions; the training transform draws "
+                         f"ids up to {transform.max_position}")
+    return transform
+
+
 class Transformer(nn.Module):
     """Byte-level decoder. ``make_encoding(dims)`` builds one encoding instance for the
     model's :class:`ModelDims`; the model makes one per layer (``dims.layer`` = its layer)
@@ -204,11 +217,14 @@ class Transformer(nn.Module):
     on a mask path (a bias or a score hook) processes the queries of every layer in
     chunks of ``query_chunk``, each over the keys up to its last query, so no layer holds
     the [H, T, T] bias or logits of all heads at once: memory grows linearly with T.
-    The bias is then computed per chunk and layer instead of once per forward. Every
+    The bias is then computed per chunk and layer instead of once per forward.
+
+    ``position_transform`` (suite.position_transforms): the ids a training forward reads
+    (PoSE, randomized ids); evaluation reads the encoding's own. Every
     hook acts per query (the contract gives q_pos and k_pos separately), so the chunks
     give the same numbers (tests/test_model.py checks every spec)."""
 
-    def __init__(self, cfg: ModelConfig, make_encoding):
+    def __init__(self, cfg: ModelConfig, make_encoding, position_transform=None):
         super().__init__()
         self.cfg = cfg
         self.query_chunk = QUERY_CHUNK
@@ -223,6 +239,7 @@ class Transformer(nn.Module):
         rest = [make_encoding(dataclasses.replace(cfg.dims, layer=i)) for i in range(1, cfg.n_layers)] if self.per_layer else []
         self.encodings = nn.ModuleList([first] + rest)
         self.paths = [path_of(self.encoding_for(i)) for i in range(cfg.n_layers)]
+        self.position_transform = check_transform(position_transform, first)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -276,7 +293,10 @@ class Transformer(nn.Module):
         T = idx.shape[1]
         first = self.encodings[0]
         start = 0 if cache is None else cache.length
-        pos = first.positions(start + T, idx.device)[start:]  # [T] position ids
+        if self.training and self.position_transform is not None and cache is None:
+            pos = self.position_transform(T, idx.device)  # [T] training ids (suite.position_transforms)
+        else:
+            pos = first.positions(start + T, idx.device)[start:]  # [T] position ids
         if cache is not None:
             cache.positions = pos if cache.positions is None else torch.cat((cache.positions, pos))
         x = first.embed(self.tok(idx), pos)  # [B, T, D]

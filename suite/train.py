@@ -42,6 +42,7 @@ from lightning.pytorch.plugins.environments import SLURMEnvironment
 from .data.synthetic_train import IGNORE
 from .grid import TrainingRun, encoding_content
 from .model import ModelConfig, Transformer
+from .position_transforms import build_transform
 from .specs import EncodingSpec, SizeSpec
 from .task_kinds import kind_of
 
@@ -51,7 +52,10 @@ def build_model(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Trans
     cfg = ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
                       train_len=train_len)
     impl, params = encoding.implementation(), encoding.resolved_params()
-    return Transformer(cfg, lambda dims: impl(params, dims))
+    transform = None
+    if encoding.train_positions is not None:
+        transform = build_transform(encoding.train_positions.impl, encoding.train_positions.params)
+    return Transformer(cfg, lambda dims: impl(params, dims), position_transform=transform)
 
 
 class StepBatches:

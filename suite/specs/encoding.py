@@ -29,6 +29,20 @@ class Conformance(Spec):
     convention: str = ""  # e.g. "half-split rotary pairs"
 
 
+class TrainPositions(Spec):
+    """A training-time position-id transform (suite.position_transforms)."""
+
+    impl: str
+    params: dict[str, Any] = {}
+
+    @pydantic.model_validator(mode="after")
+    def _builds(self):
+        from ..position_transforms import build_transform
+
+        build_transform(self.impl, self.params)  # ValueError: unknown impl or parameter, failed check
+        return self
+
+
 class EncodingSpec(Spec):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     display_name: str
@@ -41,6 +55,8 @@ class EncodingSpec(Spec):
     # NTK, ReRoPE ... train as RoPE). None: it trains as itself.
     trains_as: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
     conformance: Conformance | None = None
+    # The ids the model reads while it trains (PoSE, randomized ids); None: 0 .. T-1.
+    train_positions: TrainPositions | None = None
     source: str = Field("", exclude=True)  # the file it came from (provenance, not content)
 
     def resolved_params(self):
@@ -118,6 +134,9 @@ def load_encoding(path: Path) -> EncodingSpec:
             errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
         if spec.trains_as == spec.name:
             errors.append(doc.error(("trains_as",), "an encoding trains as itself by default: remove trains_as"))
+        if spec.trains_as is not None and spec.train_positions is not None:
+            errors.append(doc.error(("train_positions",), "a training-free variant evaluates another checkpoint: "
+                                                          "its training positions are that encoding's"))
         form = check_impl_form(spec, doc)
         errors += form
         if not form:

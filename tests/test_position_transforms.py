@@ -1,0 +1,132 @@
+"""Training-time position-id transforms: PoSE's and randomized ids against the authors'
+code (golden values from scripts/golden/pose.py, which runs dwzhu-pku/PoSE's
+preprocessing functions), their properties, the model reading them only in training,
+their place in the spec and the run id, and a real fit."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from suite.cli import main
+from suite.grid import expand
+from suite.model import ModelConfig, Transformer
+from suite.position_transforms import Pose, PoseParams, RandomizedIds, RandomizedIdsParams, TorchRng, build_transform
+from suite.specs import Project, load_encoding, load_grid
+from suite.train import build_model
+from suite.yamldoc import SpecErrors
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "position_transforms.json").read_text())
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("case", GOLDEN["cases"], ids=lambda c: f"{c['transform']}-{c['seed']}-{c['train_len']}")
+def test_a_seeded_draw_is_the_authors(case):
+    """With the authors' generator (Python's random, same seed) our draw is theirs, id for id."""
+    transform = build_transform(case["transform"], {"target_length" if case["transform"] == "pose" else "max_position":
+                                                    case["target"]})
+    assert transform.draw(case["train_len"], random.Random(case["seed"])) == case["position_ids"]
+
+
+@pytest.mark.parametrize("transform", [Pose(PoseParams(256)), RandomizedIds(RandomizedIdsParams(256))])
+def test_ids_are_increasing_bounded_and_exact_in_number(transform):
+    torch.manual_seed(0)
+    seen_far = False
+    for length in (1, 2, 17, 64, 256):
+        for _ in range(20):
+            ids = transform(length, "cpu")
+            assert ids.shape == (length,) and ids.dtype == torch.long
+            assert bool((ids[1:] > ids[:-1]).all()) and 0 <= int(ids[0]) and int(ids[-1]) < 256
+            seen_far |= int(ids[-1]) >= 2 * length
+    assert seen_far  # the point of both: ids beyond the window's own length
+
+
+def test_pose_keeps_two_contiguous_chunks():
+    torch.manual_seed(1)
+    for _ in range(50):
+        ids = Pose(PoseParams(1024))(64, "cpu")
+        steps = (ids[1:] - ids[:-1]).tolist()
+        assert ids[0] == 0 and sum(s != 1 for s in steps) <= 1  # one skip at most
+
+
+def test_torch_rng_respects_pythons_bounds():
+    torch.manual_seed(2)
+    draws = {TorchRng.randint(3, 5) for _ in range(200)}
+    assert draws == {3, 4, 5}
+    sample = TorchRng.sample(range(10, 20), 10)
+    assert sorted(sample) == list(range(10, 20))
+
+
+def test_the_model_reads_transformed_ids_only_in_training():
+    """A RoPE model with PoSE ids gives other logits than plain RoPE in training (the same
+    weights) and the same in evaluation."""
+    cfg = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
+    rope, pose = (load_encoding(REPO / "encodings" / f"{n}.yaml") for n in ("rope", "rope-pose"))
+    torch.manual_seed(0)
+    plain = build_model(rope, _size(cfg), cfg.train_len)
+    skip = build_model(pose, _size(cfg), cfg.train_len)
+    skip.load_state_dict(plain.state_dict())
+    idx = torch.randint(0, 256, (2, 32))
+    torch.manual_seed(5)  # a draw that skips (rt > 0)
+    assert not torch.allclose(skip.train()(idx), plain.train()(idx))
+    torch.testing.assert_close(skip.eval()(idx), plain.eval()(idx))
+
+
+def test_an_encoding_that_cannot_read_the_ids_is_refused():
+    cfg = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
+    learned = load_encoding(REPO / "encodings" / "learned.yaml")
+    impl, params = learned.implementation(), learned.resolved_params()
+    with pytest.raises(ValueError, match="represents 32 positions; the training transform draws ids up to 1024"):
+        Transformer(cfg, lambda dims: impl(params, dims), position_transform=Pose(PoseParams(1024)))
+    randomized = load_encoding(REPO / "encodings" / "randomized.yaml")
+    impl, params = randomized.implementation(), randomized.resolved_params()
+    with pytest.raises(ValueError, match="draws its own position ids"):
+        Transformer(cfg, lambda dims: impl(params, dims), position_transform=Pose(PoseParams(1024)))
+
+
+@pytest.mark.parametrize("field, message", [
+    ({"impl": "pos"}, "unknown position transform 'pos' (did you mean 'pose'?)"),
+    ({"impl": "pose", "params": {"target": 10}}, "unknown parameter 'target' of pose"),
+    ({"impl": "pose", "params": {"target_length": 1}}, "target_length must be >= 2"),
+])
+def test_bad_train_positions_name_file_line_and_field(tmp_path, field, message):
+    path = tmp_path / "encodings" / "bad.yaml"
+    path.parent.mkdir()
+    text = (REPO / "encodings" / "rope-pose.yaml").read_text().replace("name: rope-pose", "name: bad")
+    text = text.replace("train_positions: {impl: pose, params: {target_length: 1024}}", f"train_positions: {json.dumps(field)}")
+    path.write_text(text)
+    with pytest.raises(SpecErrors) as caught:
+        load_encoding(path)
+    (error,) = caught.value.errors
+    assert (error.line, error.field) == (7, "train_positions") and message in error.message, error
+
+
+def test_a_variant_cannot_both_train_as_another_and_transform_its_ids(tmp_path):
+    path = tmp_path / "encodings" / "both.yaml"
+    path.parent.mkdir()
+    text = (REPO / "encodings" / "rope-pose.yaml").read_text().replace("name: rope-pose", "name: both")
+    path.write_text(text.replace("impl: rotary\n", "impl: rotary\ntrains_as: rope\n"))
+    with pytest.raises(SpecErrors, match="its training positions are that encoding's"):
+        load_encoding(path)
+
+
+def test_pose_trains_its_own_run_and_evaluates_at_every_scale(tiny_grid, project_root):
+    """A real Lightning fit with PoSE ids: a run of its own (not RoPE's), evaluated at 1x..4x."""
+    grid = tiny_grid(name="pose", encodings=["rope", "rope-pose"], scales=[1, 4],
+                     eval={"tokens": 2048, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False})
+    plan = expand(load_grid(grid, Project(project_root)))
+    assert len({r.run_id for r in plan.runs}) == 2
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    records = [json.loads(p.read_text()) for p in (project_root / "results" / "evals").glob("*.json")]
+    pose = [m for r in records if r["encoding"] == "rope-pose" for m in r["metrics"] if m["metric"] == "bpb"]
+    assert sorted(m["scale"] for m in pose) == [1, 4] and all(0 < m["value"] < 8 for m in pose)
+
+
+def _size(cfg: ModelConfig):
+    from suite.specs import SizeSpec
+
+    return SizeSpec(name="t", d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, d_ff=cfg.d_ff)
