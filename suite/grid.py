@@ -61,7 +61,7 @@ class TrainingRun:
             "size": self.size.model_dump(exclude={"name", "description"}),
             "task": self.task.model_dump(exclude={"name", "description", "paper"}),
             "seed": self.seed,
-            "train": self.train.model_dump(),
+            "train": self.train.model_dump(exclude={"compile"}),  # how, not what: see TrainRecipe
             "data_fingerprint": self.data_fingerprint,
         }
 

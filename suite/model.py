@@ -47,6 +47,7 @@ class AttentionPath(str, enum.Enum):
     FUSED = "fused"  # scaled_dot_product_attention(is_causal=True): no bias, no score hook, no window
     FLOAT_MASK = "float_mask"  # fused kernel with the bias, window, decay and causal mask as a float mask
     EXPLICIT = "explicit"  # softmax(q k^T) written out: contextual encodings edit the logits
+    FLEX = "flex"  # FlexAttention with the relative bias as a score_mod table lookup (GPU; opt-in)
 
 
 def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
@@ -57,9 +58,42 @@ def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None)
     return AttentionPath.FUSED
 
 
-def path_of(encoding: PositionalEncoding) -> AttentionPath:
-    """The attention path of a layer with this encoding instance, at its current scale."""
-    return attention_path(encoding.active_hooks(), encoding.attention_window)
+def path_of(encoding: PositionalEncoding, flex: bool = False) -> AttentionPath:
+    """The attention path of a layer with this encoding instance, at its current scale;
+    ``flex``: FlexAttention where it is exact and the encoding offers a relative bias."""
+    path = attention_path(encoding.active_hooks(), encoding.attention_window)
+    if flex and path is AttentionPath.FLOAT_MASK and encoding.relative_bias is not None \
+            and encoding.active_hooks() <= {"embed", "rotate", "bias"} and encoding.attention_window is None:
+        return AttentionPath.FLEX
+    return path
+
+
+_FLEX = {}  # device type -> flex_attention (compiled on CUDA, where its fused kernel lives)
+
+
+def flex_attend(q, k, v, encoding: PositionalEncoding, q_pos, k_pos, q0: int = 0, k0: int = 0) -> torch.Tensor:
+    """Causal attention with the encoding's relative bias added by FlexAttention's
+    ``score_mod`` (Dong et al. 2024, "Flex Attention: A Programming Model for Generating
+    Optimized Attention Kernels"): the bias of each distinct distance is computed once,
+    [H, V], and each logit looks its own up, so no [H, Tq, Tk] bias is ever built. The
+    same numbers as :func:`attend` on the float-mask path (tests/test_flex.py); on a CPU
+    FlexAttention runs its unfused reference, so this path is for GPUs."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    device = q.device.type
+    if device not in _FLEX:
+        _FLEX[device] = torch.compile(flex_attention, dynamic=False) if device == "cuda" else flex_attention
+    lo = int(q_pos.min() - k_pos.max())
+    table = encoding.relative_bias(torch.arange(lo, int(q_pos.max() - k_pos.min()) + 1, device=q.device))  # [H, V]
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + table[h, q_pos[q_idx] - k_pos[kv_idx] - lo].to(score.dtype)
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx + q0 >= kv_idx + k0
+
+    block_mask = create_block_mask(causal, None, None, q.shape[2], k.shape[2], device=q.device)
+    return _FLEX[device](q, k, v, score_mod=score_mod, block_mask=block_mask)
 
 
 QUERY_CHUNK = 256  # queries per chunk when a no-grad forward at a longer length takes a mask path
@@ -98,6 +132,8 @@ def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_
     :func:`attention_mask` when the caller already has it; ``decay``: the cumulative log
     forget values [B, H, Tq] of the queries and [B, H, Tk] of the keys (the decay hook)."""
     Tq, Tk = q.shape[2], k.shape[2]
+    if path is AttentionPath.FLEX:
+        return flex_attend(q, k, v, encoding, q_pos, k_pos, q0, k0)
     if path is AttentionPath.FUSED and k0 == 0 and q0 + Tq == Tk and (q0 == 0 or Tq == 1):
         # the whole square (training), or one new query that sees every key (a cached step)
         return F.scaled_dot_product_attention(q, k, v, is_causal=q0 == 0 and Tq > 1, dropout_p=dropout)
@@ -238,6 +274,7 @@ class Transformer(nn.Module):
             first.dims = cfg.dims
         rest = [make_encoding(dataclasses.replace(cfg.dims, layer=i)) for i in range(1, cfg.n_layers)] if self.per_layer else []
         self.encodings = nn.ModuleList([first] + rest)
+        self.flex = False  # FlexAttention for relative biases: see use_flex_attention
         self.paths = [path_of(self.encoding_for(i)) for i in range(cfg.n_layers)]
         self.position_transform = check_transform(position_transform, first)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
@@ -261,7 +298,14 @@ class Transformer(nn.Module):
         for enc in self.encodings:
             enc.set_scale(scale)
         # an encoding may use other hooks at another scale (dynamic scaling: the score hook beyond L)
-        self.paths = [path_of(self.encoding_for(i)) for i in range(self.cfg.n_layers)]
+        self.paths = [path_of(self.encoding_for(i), self.flex) for i in range(self.cfg.n_layers)]
+
+    def use_flex_attention(self, on: bool = True) -> None:
+        """Run relative-bias encodings through FlexAttention (:func:`flex_attend`): exact,
+        and on a GPU fused and without the [H, T, T] bias. Never with dropout (FlexAttention
+        has none); layers without a relative bias keep their own path."""
+        self.flex = on and self.cfg.dropout == 0
+        self.paths = [path_of(self.encoding_for(i), self.flex) for i in range(self.cfg.n_layers)]
 
     @property
     def path(self) -> AttentionPath:
@@ -304,7 +348,7 @@ class Transformer(nn.Module):
         shared_mask = None  # a shared encoding's mask, computed once per forward
         for i, block in enumerate(self.blocks):
             enc, path = self.encoding_for(i), self.paths[i]
-            fused = path is AttentionPath.FUSED  # its kernel never holds the T x T square: no chunks
+            fused = path in (AttentionPath.FUSED, AttentionPath.FLEX)  # kernels that never hold the T x T square: no chunks
             chunk = self.query_chunk if long and not fused else None
             mask = None
             if not (fused or chunk is not None or cache is not None):

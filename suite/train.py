@@ -243,6 +243,10 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     L.seed_everything(run.seed, workers=True, verbose=False)
     module = LanguageModel(run.to_dict())
     settings = {**training_settings(), **trainer_overrides}
+    on_gpu = settings["accelerator"] == "gpu"
+    module.model.use_flex_attention(on_gpu)  # relative biases through FlexAttention's fused kernel
+    if run.train.compile:
+        module.model.compile()  # in place: the state dict keeps its names
     hpc, boundary = resume_dir(checkpoint_dir, run), StepBoundarySignal()
     settings["callbacks"] = [boundary, *settings.get("callbacks", [])]
     trainer = L.Trainer(max_steps=run.train.steps, gradient_clip_val=run.train.grad_clip, logger=False,
@@ -270,6 +274,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "peak_memory_mb": peak_memory_mb(), "n_params": module.model.num_params(),
              "device": "cuda:" + torch.cuda.get_device_name() if settings["accelerator"] == "gpu" else "cpu",
              "precision": settings["precision"], "attention_path": module.model.path_name,
+             "compiled": run.train.compile,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
     return FitResult(module, checkpoint, stats)
 

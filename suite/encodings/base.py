@@ -197,6 +197,13 @@ class PositionalEncoding(nn.Module):
     def bias(self, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    relative_bias = None
+    """Optional, for a bias of the distance i - j alone (ALiBi, T5, KERPLE, Sandwich): a
+    method ``relative_bias(distances [V]) -> [H, V]`` such that ``bias`` equals
+    ``toeplitz_bias(self.relative_bias, q_pos, k_pos)``. With it the model can run the
+    encoding through FlexAttention's ``score_mod`` (a table lookup per logit, no
+    [H, T, T] bias) where FlexAttention is compiled (suite.model, ``AttentionPath.FLEX``)."""
+
     def score(self, q, k, scores, q_pos, k_pos):
         """Edit the logits ``scores`` [B, H, Tq, Tk] (already scaled by 1/sqrt(Dh) and
         holding the causal mask as -inf), given the queries and keys [B, H, T, Dh] as

@@ -68,9 +68,11 @@ class Kerple(PositionalEncoding):
             self.r1.clamp_(min=EPS)
             self.r2.clamp_(EPS, 2.0 if self.params.kernel == "power" else None)
 
-    def bias(self, q_pos, k_pos):
+    def relative_bias(self, distance):  # [V] -> [H, V]
         self.project()
         kernel = kerple_log_bias if self.params.kernel == "log" else kerple_power_bias
-        r1, r2 = self.r1[:, None], self.r2[:, None]  # [H, 1]
+        return kernel(distance.to(self.r1.dtype)[None, :], self.r1[:, None], self.r2[:, None])
+
+    def bias(self, q_pos, k_pos):
         # the kernel depends on m - n only: once per distinct distance, then gathered
-        return toeplitz_bias(lambda d: kernel(d.to(self.r1.dtype)[None, :], r1, r2), q_pos, k_pos)  # [H, Tq, Tk]
+        return toeplitz_bias(self.relative_bias, q_pos, k_pos)  # [H, Tq, Tk]

@@ -118,9 +118,11 @@ class ALiBi(PositionalEncoding):
         super().__init__(params, dims)
         self.register_buffer("slopes", alibi_slopes(dims.n_heads), persistent=False)
 
+    def relative_bias(self, distance):  # [V] -> [H, V]
+        return -self.slopes[:, None] * distance.to(self.slopes.dtype)[None, :]
+
     def bias(self, q_pos, k_pos):
-        distance = (q_pos[:, None] - k_pos[None, :]).to(self.slopes.dtype)  # [Tq, Tk]
-        return -self.slopes[:, None, None] * distance  # [H, Tq, Tk]
+        return toeplitz_bias(self.relative_bias, q_pos, k_pos)  # [H, Tq, Tk]
 
 
 @dataclass(frozen=True)
@@ -177,8 +179,8 @@ class Sandwich(PositionalEncoding):
         ratios = 8 * torch.arange(1, dims.n_heads + 1, dtype=torch.float32) / dims.n_heads  # [H]
         self.register_buffer("ratios", ratios, persistent=False)
 
-    def bias(self, q_pos, k_pos):
-        def per_distance(d):  # [V] -> [H, V]
-            return sandwich_kernel(d, self.dim, self.params.base)[None, :] / self.ratios[:, None]
+    def relative_bias(self, distance):  # [V] -> [H, V]
+        return sandwich_kernel(distance, self.dim, self.params.base)[None, :] / self.ratios[:, None]
 
-        return toeplitz_bias(per_distance, q_pos, k_pos)  # [H, Tq, Tk]
+    def bias(self, q_pos, k_pos):
+        return toeplitz_bias(self.relative_bias, q_pos, k_pos)  # [H, Tq, Tk]

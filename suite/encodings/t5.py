@@ -63,8 +63,8 @@ class T5Bias(PositionalEncoding):
         super().__init__(params, dims)
         self.values = nn.Parameter(torch.zeros(params.num_buckets, dims.n_heads))  # [buckets, H]
 
-    def bias(self, q_pos, k_pos):
-        def per_distance(d):  # [V] -> [H, V]
-            return self.values[t5_causal_bucket(d, self.params.num_buckets, self.params.max_distance)].T
+    def relative_bias(self, distance):  # [V] -> [H, V]
+        return self.values[t5_causal_bucket(distance, self.params.num_buckets, self.params.max_distance)].T
 
-        return toeplitz_bias(per_distance, q_pos, k_pos)  # [H, Tq, Tk]
+    def bias(self, q_pos, k_pos):
+        return toeplitz_bias(self.relative_bias, q_pos, k_pos)  # [H, Tq, Tk]

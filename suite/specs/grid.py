@@ -28,6 +28,9 @@ class TrainRecipe(Spec):
     warmup_steps: int = Field(30, ge=0, le=MAX_STEPS)
     weight_decay: float = Field(0.1, ge=0)
     grad_clip: float = Field(1.0, gt=0)
+    # torch.compile the model (inductor): how the steps run, not what they compute, so it
+    # is not part of the run id (suite.grid.TrainingRun.content); recorded in the run's provenance
+    compile: bool = False
 
 
 class EvalRecipe(Spec):
