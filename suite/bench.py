@@ -67,6 +67,7 @@ class BenchConfig:
     eval_repeats: int = 1  # timed evaluation forwards per scale, after one warm-up
     query_chunk: int | None = None  # the model's query chunk for long evaluation; None: the model's default; 0: never
     threads: int | None = None  # torch intra-op threads; None: torch's default (on a shared machine 1 is steadier)
+    compile: bool = False  # torch.compile the model (inductor), as a recipe's compile: true does
     seed: int = 0
 
 
@@ -95,7 +96,8 @@ def training_run(project, spec, size, cfg: BenchConfig, steps: int):
     from .specs import TrainRecipe, load_task
 
     task = load_task(project.spec_path("tasks", "lm", project.root))
-    recipe = TrainRecipe(steps=steps, batch_size=cfg.batch, seq_len=cfg.seq_len, warmup_steps=min(30, steps))
+    recipe = TrainRecipe(steps=steps, batch_size=cfg.batch, seq_len=cfg.seq_len, warmup_steps=min(30, steps),
+                         compile=cfg.compile)
     return TrainingRun(encoding=spec, size=size, task=task, seed=cfg.seed, train=recipe, data_fingerprint="bench")
 
 
@@ -118,7 +120,7 @@ def lightning_step_times(run, batches, device: torch.device):
     """(seconds between successive batch starts, the trained module)."""
     import lightning as L
 
-    from .train import LanguageModel, StepBatches
+    from .train import LanguageModel, StepBatches, accelerate
 
     class Clock(L.Callback):
         def __init__(self):
@@ -134,6 +136,7 @@ def lightning_step_times(run, batches, device: torch.device):
 
     L.seed_everything(run.seed, verbose=False)
     module = LanguageModel(run.to_dict())
+    accelerate(module.model, device.type == "cuda", run.train.compile)  # as fit() does
     clock = Clock()
     trainer = L.Trainer(max_steps=len(batches), gradient_clip_val=run.train.grad_clip, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
@@ -148,10 +151,11 @@ def bare_step_times(run, batches, device: torch.device) -> list[float]:
     import lightning as L
 
     from .data.synthetic_train import IGNORE
-    from .train import LanguageModel
+    from .train import LanguageModel, accelerate
 
     L.seed_everything(run.seed, verbose=False)
     module = LanguageModel(run.to_dict()).to(device)
+    accelerate(module.model, device.type == "cuda", run.train.compile)
     model = module.model.train()
     optimizers = module.configure_optimizers()
     opt, sched = optimizers["optimizer"], optimizers["lr_scheduler"]["scheduler"]
@@ -249,6 +253,7 @@ def memory_figures(cfg: BenchConfig, root: str, names: tuple[str, ...]) -> dict[
     for name in names:
         torch.manual_seed(cfg.seed)
         model = build_model(load_encoding(project.spec_path("encodings", name, project.root)), size, cfg.seq_len).to(device)
+        model.use_flex_attention(device.type == "cuda")
         if cfg.query_chunk is not None:
             model.query_chunk = cfg.query_chunk or 2**62
         row = Row(name, name, model.path_name, 0)
@@ -334,6 +339,7 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
 
             lightning_times = bare_times = []
             model = build_model(spec, size, cfg.seq_len).to(device)
+            model.use_flex_attention(device.type == "cuda")
         if cfg.query_chunk is not None:
             model.query_chunk = cfg.query_chunk or 2**62
         row = Row(spec.name, spec.display_name or spec.name, model.path_name, model.num_params())

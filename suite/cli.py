@@ -241,7 +241,7 @@ def cmd_bench(args) -> int:
                       size=args.size, seq_len=args.seq_len, batch=args.batch, device=args.device, steps=args.steps,
                       warmup=args.warmup, scales=tuple(int(s) for s in args.scales.split(",")),
                       eval_batch=args.eval_batch, eval_repeats=args.eval_repeats, query_chunk=args.query_chunk,
-                      threads=args.threads)
+                      threads=args.threads, compile=args.compile)
     record = run_bench(cfg, project, log=lambda m: console.print(m, markup=False))
     for table in tables(record):
         console.print(table)
@@ -344,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-repeats", type=int, default=1, help="timed evaluation forwards per scale (default 1)")
     p.add_argument("--query-chunk", type=int, help="queries per chunk in long evaluation (default: the model's; 0: never)")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's; 1 is steadier on a shared machine)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model, as a recipe's compile: true")
     p.set_defaults(func=cmd_bench)
     return parser
 

@@ -243,10 +243,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     L.seed_everything(run.seed, workers=True, verbose=False)
     module = LanguageModel(run.to_dict())
     settings = {**training_settings(), **trainer_overrides}
-    on_gpu = settings["accelerator"] == "gpu"
-    module.model.use_flex_attention(on_gpu)  # relative biases through FlexAttention's fused kernel
-    if run.train.compile:
-        module.model.compile()  # in place: the state dict keeps its names
+    accelerate(module.model, settings["accelerator"] == "gpu", run.train.compile)
     hpc, boundary = resume_dir(checkpoint_dir, run), StepBoundarySignal()
     settings["callbacks"] = [boundary, *settings.get("callbacks", [])]
     trainer = L.Trainer(max_steps=run.train.steps, gradient_clip_val=run.train.grad_clip, logger=False,
@@ -288,6 +285,15 @@ def save_atomically(trainer: L.Trainer, checkpoint: Path) -> None:
             os.replace(tmp, checkpoint)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def accelerate(model: Transformer, on_gpu: bool, compile: bool) -> None:
+    """The GPU path: relative-bias encodings through FlexAttention on a GPU (exact: see
+    :func:`suite.model.flex_attend`), and ``torch.compile`` when the recipe asks for it
+    (in place, so the state dict keeps its names)."""
+    model.use_flex_attention(on_gpu)
+    if compile:
+        model.compile()
 
 
 def model_for(evaluation_encoding: EncodingSpec, trained: LanguageModel) -> Transformer:
