@@ -206,7 +206,8 @@ def rotate_half_split(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> 
     """Rotate pairs (i, i + r/2) of the first r = 2 * cos.shape[-1] dims of x [..., T, Dh]."""
     half = cos.shape[-1]
     x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
-    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest), dim=-1)
+    rotated = (x1 * cos - x2 * sin, x2 * cos + x1 * sin)
+    return torch.cat(rotated + (rest,) if rest.shape[-1] else rotated, dim=-1)
 
 
 class Rotary(PositionalEncoding):
@@ -255,6 +256,9 @@ class Rotary(PositionalEncoding):
 
     def rotate(self, q, k, q_pos, k_pos):
         cos, sin = self.cos_sin(int(torch.maximum(q_pos.max(), k_pos.max())) + 1, q.device)
+        if q_pos is k_pos and q.shape == k.shape:  # self-attention: one rotation of both (fewer, larger kernels)
+            qk = rotate_half_split(torch.stack((q, k)), cos[q_pos].to(q.dtype), sin[q_pos].to(q.dtype))
+            return qk[0], qk[1]
         q = rotate_half_split(q, cos[q_pos].to(q.dtype), sin[q_pos].to(q.dtype))
         k = rotate_half_split(k, cos[k_pos].to(k.dtype), sin[k_pos].to(k.dtype))
         return q, k
