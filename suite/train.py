@@ -66,12 +66,19 @@ class StepBatches:
 
     def __init__(self, batches, first: int = 0, rank: int = 0, world: int = 1):
         self.batches, self.first, self.rank, self.world = batches, first, rank, world
+        self.wait_s = 0.0  # seconds spent making batches (the training loop waits for them: no workers)
 
     def __len__(self) -> int:
         return len(self.batches)
 
     def __iter__(self):
-        for batch in itertools.islice(self.batches, self.first, None):
+        source = itertools.islice(self.batches, self.first, None)
+        while True:
+            start = time.perf_counter()
+            batch = next(source, None)
+            self.wait_s += time.perf_counter() - start
+            if batch is None:
+                return
             yield batch if self.world == 1 else tuple(self.slice(t) for t in batch)
 
     def slice(self, tensor: torch.Tensor) -> torch.Tensor:
@@ -98,7 +105,8 @@ class RunDataModule(L.LightningDataModule):
     def train_dataloader(self):
         batches = kind_of(self.run.task).train_batches(self.run.task, self.run.train, self.run.seed)
         trainer = self.trainer
-        return StepBatches(batches, trainer.global_step, trainer.global_rank, trainer.world_size)
+        self.loader = StepBatches(batches, trainer.global_step, trainer.global_rank, trainer.world_size)
+        return self.loader
 
 
 def warmup_cosine(step: int, warmup: int, total: int) -> float:
@@ -255,7 +263,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
         torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     try:
-        trainer.fit(module, datamodule=RunDataModule(run), ckpt_path="hpc" if any(hpc.glob("hpc_ckpt_*.ckpt")) else None)
+        data = RunDataModule(run)
+        trainer.fit(module, datamodule=data, ckpt_path="hpc" if any(hpc.glob("hpc_ckpt_*.ckpt")) else None)
         loss = module.final_loss.item()
         if not math.isfinite(loss):  # no checkpoint of NaN weights is ever written
             raise FloatingPointError(f"training diverged: final loss {loss}")
@@ -273,6 +282,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "device": "cuda:" + torch.cuda.get_device_name() if settings["accelerator"] == "gpu" else "cpu",
              "precision": settings["precision"], "attention_path": module.model.path_name,
              "compiled": run.train.compile,
+             # the share of training wall time spent making batches (the loop waits for them)
+             "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
     return FitResult(module, checkpoint, stats)
 
