@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from .encodings import ScaleBehaviour
-from .model import AttentionPath, ModelConfig, Transformer
+from .model import AttentionPath, ModelConfig, Transformer, attention_path
 from .specs import EncodingSpec, SizeSpec, TaskSpec, TrainRecipe
 
 CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=16)
@@ -72,13 +72,24 @@ def check_scale_behaviour(spec: EncodingSpec) -> None:
         _require(encoding.max_length() is not None, "not applicable beyond some length, but max_length() is None")
 
 
+def expected_path(spec: EncodingSpec, encoding) -> AttentionPath:
+    """The path a layer with this encoding instance must take: a wrapper's or a schedule's
+    is that of the encoding it holds (``inner``), with its window; an encoding that edits
+    the logits (the score hook) takes the explicit path; else its family's."""
+    inner = getattr(encoding, "inner", None)
+    if spec.family in ("wrapper", "hybrid") and inner is not None:
+        return attention_path(inner.active_hooks(), encoding.attention_window)
+    if "score" in encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
+        return AttentionPath.EXPLICIT
+    return FAMILY_PATH[spec.family]
+
+
 def check_attention_path(spec: EncodingSpec) -> None:
     model = build_model(spec)
-    if spec.family not in FAMILY_PATH:
-        return  # a wrapper takes the path of what it wraps
-    expected = AttentionPath.EXPLICIT if "score" in type(model.encodings[0]).hooks() else FAMILY_PATH[spec.family]
-    _require(model.path is expected, f"family {spec.family} takes the {expected.value} path; its hooks "
-                                     f"{sorted(type(model.encodings[0]).hooks())} give {model.path.value}")
+    expected = [expected_path(spec, model.encoding_for(i)) for i in range(CFG.n_layers)]
+    _require(model.paths == expected, f"family {spec.family} takes the {'+'.join(p.value for p in expected)} path "
+                                      f"per layer; its hooks {sorted(type(model.encodings[0]).hooks())} give "
+                                      f"{'+'.join(p.value for p in model.paths)}")
 
 
 def check_output_shape(spec: EncodingSpec) -> None:
