@@ -10,6 +10,10 @@ import math
 from collections.abc import Collection, Mapping
 
 TOLERANCE = 0.1  # effective length: within 10% (relative) of the 1x value
+# effective length of an exact-match task: also at least this accuracy at every length up to
+# it (RULER's threshold is a 7B model's 85.6%; the tiny models a CPU trains need a lower bar
+# to say anything, and half the examples right is still well clear of every task's chance)
+ABSOLUTE_ACCURACY = 0.5
 
 
 def _retention(m1: float, ms: float | None, lower_is_better: bool) -> float:
@@ -40,25 +44,35 @@ def extrapolation_score(values_by_scale: Mapping[int, float | None], lower_is_be
 
 
 def effective_length(values_by_scale: Mapping[int, float | None], tolerance: float = TOLERANCE,
-                     lower_is_better: bool = False) -> int | None:
+                     lower_is_better: bool = False, absolute: float | None = None) -> int | None:
     """The largest scale ``s`` such that every scale up to ``s`` stays within ``tolerance``
-    (relative) of the 1x value:
+    (relative) of the 1x value and, where ``absolute`` is given, at or above it (higher is
+    better) or at or below it (lower is better), as RULER (Hsieh et al. 2024, Sec. 4: a
+    fixed threshold) and NoLiMa (Modarressi et al. 2025: a share of the model's own base
+    score) define it, both at once:
 
-        higher is better:  m(s') >= (1 - tolerance) * m(1)  for every evaluated s' <= s
-        lower is better:   m(s') <= (1 + tolerance) * m(1)  for every evaluated s' <= s
+        higher is better:  m(s') >= (1 - tolerance) * m(1)  and  m(s') >= absolute  for every evaluated s' <= s
+        lower is better:   m(s') <= (1 + tolerance) * m(1)  and  m(s') <= absolute  for every evaluated s' <= s
 
-    In units of the training length (eval length = s x L); at least 1 when m(1) exists.
-    A not-applicable scale (None) ends the run. Undefined (None) without a 1x value or
-    when m(1) = 0 for a higher-is-better metric (nothing to stay close to).
+    In units of the training length (eval length = s x L). 0 when the 1x value itself
+    misses the absolute threshold (shorter than one training length). A not-applicable
+    scale (None) ends the run. Undefined (None) without a 1x value or when m(1) = 0 for a
+    higher-is-better metric without an absolute threshold (nothing to stay close to).
     """
     m1 = values_by_scale.get(1)
-    if m1 is None or (m1 == 0 and not lower_is_better):
+    if m1 is None or (m1 == 0 and not lower_is_better and absolute is None):
         return None
+
+    def meets_absolute(value: float) -> bool:
+        return absolute is None or (value <= absolute if lower_is_better else value >= absolute)
+
+    if not meets_absolute(m1):
+        return 0
     best = 1
     for s in sorted(s for s in values_by_scale if s > 1):
         value = values_by_scale[s]
         ok = value is not None and (value <= (1 + tolerance) * m1 if lower_is_better else value >= (1 - tolerance) * m1)
-        if not ok:
+        if not (ok and meets_absolute(value)):
             break
         best = s
     return best

@@ -344,3 +344,16 @@ def test_the_terminal_picks_a_board_and_formats(project, capsys):
     assert "| encoding | rank |" in md and "one seed" in md
     assert main(["--root", str(project), "leaderboard", "--board", "lm-tiny"]) == 1
     assert "did you mean 'lm-tiny-lm'" in capsys.readouterr().err
+
+
+def test_effective_length_uses_both_thresholds_and_states_them(project):
+    """An accuracy board's effective length: within 10% of its own 1x mean (NoLiMa) and at
+    or above the absolute bar (RULER); an entry below the bar at 1x reads '<1x'. The page
+    states both thresholds."""
+    recall = board(project, "task-tiny-recall-acc")
+    eff = {e.encoding: e.cells["effective_length"].text for e in recall.entries}
+    assert eff == {"alibi": "1x", "nope": "<1x"}  # alibi: 0.9 at 1x, 0.45 at 2x; nope: 0.4 at 1x
+    column = recall.column("effective_length").description
+    assert "10% (relative)" in column and "50% exact match (absolute" in column
+    html = index(project)
+    assert "85.6%" in html and "50% accuracy" in html

@@ -36,6 +36,7 @@ from typing import ClassVar
 
 from ..registry import did_you_mean
 from .memory_tasks import AssocRecall, FlipFlop, Passkey, Recall
+from .ruler_tasks import RULER_TASKS
 from .task_format import DIGITS, LETTERS, Example, SyntheticTask, add_decimal, fit, random_string
 
 class _Transduction(SyntheticTask):
@@ -239,7 +240,7 @@ TASKS: dict[str, type[SyntheticTask]] = {
     task.name: task
     for task in (
         Copy, Reverse, AssocRecall, Recall, SelectiveCopy, Counting, FlipFlop, Passkey,
-        Addition, Parity, Brackets,
+        Addition, Parity, Brackets, *RULER_TASKS,
     )
 }
 

@@ -26,7 +26,7 @@ from statistics import fmean
 
 from .. import stats
 from ..rows import MetricInfo, metric_info
-from ..scores import TOLERANCE, effective_length, extrapolation_score
+from ..scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
 
 SHARE = "share"  # the unit of an accuracy: successes / examples, which has a Wilson interval
 
@@ -323,9 +323,16 @@ def _summary_columns(board: Board, what: str, name: str) -> list[Column]:
                f"mean over scales s > 1 of {kept} (1.0: nothing lost beyond the training length), per seed then "
                "mean over seeds", False, 2, "derived"),
         Column("effective_length", "effective length", "eff. length",
-               f"largest scale whose mean stays within {round(TOLERANCE * 100)}% (relative) of the 1x mean, "
-               "in training lengths", False, 0, "derived"),
+               f"largest scale up to which the mean stays within {round(TOLERANCE * 100)}% (relative) of the 1x mean"
+               + (f" and at or above {ABSOLUTE_ACCURACY:.0%} exact match (absolute; '<1x': below it at 1x)"
+                  if board.metric and _is_share(board.metric) else "")
+               + ", in training lengths (as RULER and NoLiMa define it)", False, 0, "derived"),
     ]
+
+
+def _is_share(metric: str) -> bool:
+    info = info_of(metric)
+    return bool(info and info.unit == SHARE)
 
 
 def _summarise(entry: Entry, per_scale: dict[int, dict[int, float]], scales, seeds, share: bool, lower: bool) -> None:
@@ -355,9 +362,9 @@ def _summarise(entry: Entry, per_scale: dict[int, dict[int, float]], scales, see
     entry.cells["extrapolation_score"] = Cell(xi.mean, xi if xi.mean is not None else None,
                                               "ok" if xi.mean is not None else "missing")
     means = {s: entry.cells[f"s{s}"].value for s in scales if entry.cells[f"s{s}"].status != "missing"}
-    eff = effective_length(means, TOLERANCE, lower)
+    eff = effective_length(means, TOLERANCE, lower, ABSOLUTE_ACCURACY if share else None)
     entry.cells["effective_length"] = Cell(eff, None, "ok" if eff is not None else "missing",
-                                           None if eff is None else f"{eff}x")
+                                           None if eff is None else ("<1x" if eff == 0 else f"{eff}x"))
 
 
 def _all_at_chance(board: Board) -> bool:

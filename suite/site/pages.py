@@ -14,7 +14,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from scipy import stats as scipy_stats
 
 from .. import plots, stats
-from ..scores import TOLERANCE
+from ..scores import ABSOLUTE_ACCURACY, TOLERANCE
 from .boards import SHARE, Board, Cell, _dicts, info_of
 from .leaderboard import Leaderboard, build
 from .summary import glue_battery, header
@@ -276,7 +276,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD}
     families = sorted({e.family for b in lb.all for e in b.entries if e.family})
     index = env.get_template("index.html").render(
-        lb=lb, overlays=overlays, scatter=no_free_lunch(lb), battery=battery, tolerance=TOLERANCE,
+        lb=lb, overlays=overlays, scatter=no_free_lunch(lb), battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY,
         coverage=coverage_matrix(con), downloads=write_downloads(con, staging, lb), encodings=encodings,
         families=families, sizes=sorted({b.size for b in lb.all}), tasks=sorted({b.task for b in lb.all}),
         root="", page="index", **common)

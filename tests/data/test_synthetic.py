@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 
 from suite.data.synthetic import TASKS, Example, generate, get_task
 
+from .test_ruler_tasks import SOLVERS as RULER_SOLVERS
+
 LENGTHS = [0, 1, 2, 3, 50, 64, 100, 255, 256, 1023, 1024, 4096, 16384]
 PASSKEY_QUESTION = " Pass key:"
 PASSKEY_FILLER = (
@@ -131,6 +133,8 @@ SOLVERS = {
     "addition": solve_addition,
     "parity": solve_parity,
     "brackets": solve_brackets,
+    # the RULER-style battery: its solvers read the prompt alone (tests/data/test_ruler_tasks.py)
+    **{name: (lambda solve: lambda prompt, length: solve(prompt))(solve) for name, solve in RULER_SOLVERS.items()},
 }
 SHORT_ANSWER = {"assoc_recall", "recall", "counting", "flip_flop", "passkey", "parity", "brackets"}
 
@@ -149,6 +153,12 @@ GOLDEN = {
     ("addition", 1): "9718168371a487459b856d5da68aedb286a771fff3acf4b870bd3d4f324231c1",
     ("parity", 1): "9f48d2a118201774f13895917e0e7bf4f2350ed72b6db2fa0ad76dc096e8b038",
     ("brackets", 1): "d15f2f301d20064568af092025733354482c8831a6cbb7b0524b6721ac05e5ae",
+    ("niah_multikey", 1): "ba4047288e5b0621e41afcf9f0acc9766c6ab7051525e9d83add8e5baaab3038",
+    ("niah_multivalue", 1): "b6827d63434d3c4e93a6f6809e4db7d666c7b85678e98b5dd87b23440986370a",
+    ("niah_multiquery", 1): "34dc4fd79ebf7c70cc4720422eb5571dd62c542e31eaf73ca43ad48a10ad7b67",
+    ("variable_tracking", 1): "636707c5aab3ced04508d514c2ddc703a47a5182f1f9812c12ffcceb29dd1840",
+    ("common_words", 1): "198f0b542be3d484684c3b6503ee534736515b65043993f509ce4aa4443563ee",
+    ("frequent_words", 1): "a5ef39fa4f9a14697c8dc26f241f67fe771c24d5ec383ac6273e831a2e16eace",
 }
 
 
