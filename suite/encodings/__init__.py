@@ -17,6 +17,7 @@ from .rerope import Rerope
 from .rotary import DynamicRotary, Rotary
 from .schedule import Schedule
 from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
+from .string_rope import StringRope
 from .t5 import T5Bias
 from .xpos import Xpos
 
@@ -38,5 +39,6 @@ ENCODINGS.register("cope")(Cope)
 ENCODINGS.register("randomized")(Randomized)
 ENCODINGS.register("schedule")(Schedule)
 ENCODINGS.register("forgetting")(Forgetting)
+ENCODINGS.register("string")(StringRope)
 
 __all__ = ["ENCODINGS", "HOOKS", "AttentionWindow", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]
