@@ -15,6 +15,7 @@ from .learned import Learned
 from .randomized import Randomized
 from .rerope import Rerope
 from .rotary import DynamicRotary, Rotary
+from .rotary_frequencies import PRope, ResonanceRotary
 from .schedule import Schedule
 from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
 from .string_rope import StringRope
@@ -40,5 +41,7 @@ ENCODINGS.register("randomized")(Randomized)
 ENCODINGS.register("schedule")(Schedule)
 ENCODINGS.register("forgetting")(Forgetting)
 ENCODINGS.register("string")(StringRope)
+ENCODINGS.register("resonance_rotary")(ResonanceRotary)
+ENCODINGS.register("p_rope")(PRope)
 
 __all__ = ["ENCODINGS", "HOOKS", "AttentionWindow", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]

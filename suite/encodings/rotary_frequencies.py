@@ -1,0 +1,75 @@
+"""RoPE with its frequencies changed: Resonance RoPE's integer wavelengths, p-RoPE's
+removed low frequencies. Each is :class:`~suite.encodings.rotary.Rotary` (every scaling,
+partial rotation and the exact fast paths) with one more step on the inverse
+frequencies, after the scaling's."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .rotary import Frequencies, Rotary, RotaryParams
+
+
+def resonance_inv_freq(inv_freq: torch.Tensor) -> torch.Tensor:
+    """theta_i -> 2 pi / round(2 pi / theta_i): every wavelength a whole number of tokens
+    (Resonance RoPE, ``r_inv_freq = 2 * math.pi / torch.round(2 * math.pi / inv_freq)``)."""
+    return 2 * math.pi / torch.round(2 * math.pi / inv_freq)
+
+
+@dataclass(frozen=True)
+class ResonanceParams(RotaryParams):
+    pass
+
+
+class ResonanceRotary(Rotary):
+    """Resonance RoPE (Wang et al. 2024, "Resonance RoPE: Improving Context Length
+    Generalization of Large Language Models", Sec. 3, Eq. 5; reference code
+    sheryc/resonance_rope@4a7f5a7, ``ResonanceRotaryEmbedding``): each rotary frequency's
+    wavelength is rounded to the nearest integer, so the angle of every pair repeats
+    exactly every lambda_i tokens and a position beyond the training length reuses the
+    features of one inside it (for the pairs whose wavelength is at most L). The
+    reference's table, built by repeating one period, is the same as t x the rounded
+    frequency. Combines with the scalings (``scaling: yarn`` is the paper's Resonance
+    YaRN: rounding after YaRN's change of frequencies).
+    Scale behaviour: as its scaling (none: extrapolates as it is)."""
+
+    Params = ResonanceParams
+
+    def frequencies(self, factor: float | None = None) -> Frequencies:
+        inv_freq, attention_factor = super().frequencies(factor)
+        return resonance_inv_freq(inv_freq), attention_factor
+
+
+@dataclass(frozen=True)
+class PRopeParams(RotaryParams):
+    p: float = 0.75  # the fraction of pairs that keep their frequency (the highest ones)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 0 <= self.p <= 1:
+            raise ValueError(f"p must be in [0, 1], got {self.p}")
+
+
+class PRope(Rotary):
+    """p-RoPE (Barbero et al., ICLR 2025, "Round and Round We Go! What makes Rotary
+    Positional Encodings useful?", Sec. 5): RoPE with the lowest frequencies removed, the
+    fraction 1 - p of the pairs with the smallest theta_i set to frequency 0, so those
+    pairs are never rotated and carry semantic matching free of position; p = 1 is RoPE,
+    p = 0 is NoPE. Unlike partial RoPE (``fraction``), every dimension keeps its place and
+    the kept pairs keep their own frequencies. The paper's best setting: p = 0.75.
+
+    No reference code was found (the authors' experiments ran in Gemma's internal stack);
+    the rule is the paper's: keep the round(p x r/2) highest frequencies.
+    Scale behaviour: as its scaling (none: extrapolates as it is)."""
+
+    Params = PRopeParams
+
+    def frequencies(self, factor: float | None = None) -> Frequencies:
+        inv_freq, attention_factor = super().frequencies(factor)
+        kept = round(self.params.p * len(inv_freq))
+        order = torch.argsort(inv_freq, descending=True)
+        removed = order[kept:]  # the lowest frequencies
+        return inv_freq.index_fill(0, removed, 0.0), attention_factor
