@@ -20,6 +20,7 @@ from .schedule import Schedule
 from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
 from .string_rope import StringRope
 from .t5 import T5Bias
+from .temperature import Temperature
 from .xpos import Xpos
 
 ENCODINGS: Registry[PositionalEncoding] = Registry("encoding implementation", PositionalEncoding)
@@ -43,5 +44,6 @@ ENCODINGS.register("forgetting")(Forgetting)
 ENCODINGS.register("string")(StringRope)
 ENCODINGS.register("resonance_rotary")(ResonanceRotary)
 ENCODINGS.register("p_rope")(PRope)
+ENCODINGS.register("temperature")(Temperature)
 
 __all__ = ["ENCODINGS", "HOOKS", "AttentionWindow", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import torch
 
 from .base import ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import _check_inner_params, _inner_class
+from .wrapper import check_inner_params, inner_class
 
 EVAL_SEED = 0  # evaluation draws from a fixed generator, so evaluation is repeatable
 
@@ -26,12 +26,12 @@ class RandomizedParams:
         if self.max_position < 1:
             raise ValueError("max_position must be >= 1")
         try:
-            inner_cls = _inner_class(self.inner)
+            inner_cls = inner_class(self.inner)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"inner: {str(exc).strip(chr(34))}") from None
         if issubclass(inner_cls, Randomized):
             raise ValueError("inner: randomized positions cannot wrap themselves")
-        _check_inner_params(inner_cls, self.inner_params)
+        check_inner_params(inner_cls, self.inner_params)
 
 
 def sorted_random_positions(length: int, max_position: int, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -85,12 +85,12 @@ class Randomized(PositionalEncoding):
 
     def __new__(cls, params=None, dims=None):
         if cls is Randomized and params is not None:
-            cls = wrapper_class(_inner_class(params.inner))
+            cls = wrapper_class(inner_class(params.inner))
         return super().__new__(cls)
 
     def __init__(self, params: RandomizedParams, dims: ModelDims):
         super().__init__(params, dims)
-        inner_cls = _inner_class(params.inner)
+        inner_cls = inner_class(params.inner)
         self.inner = inner_cls(inner_cls.Params(**params.inner_params), dims)
         limit = self.inner.max_length()
         if limit is not None and limit < params.max_position:

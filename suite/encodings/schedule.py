@@ -16,14 +16,11 @@ windowed layer).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import pydantic
-
-from ..registry import did_you_mean
 from .base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from .wrapper import check_inner_params, inner_class
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,7 @@ class LayerEncoding:
         if cls.positions is not PositionalEncoding.positions:
             raise ValueError(f"{self.impl}: an encoding with its own position ids cannot be scheduled per layer "
                              "(every layer reads the same ids)")
-        check_params(cls, self.params)
+        check_inner_params(cls, self.params, label="params")
         if self.window is not None:
             AttentionWindow(self.window, self.window_kind)  # its own checks
 
@@ -126,21 +123,7 @@ class Schedule(PositionalEncoding):
 
 
 def implementation(ref: str) -> type[PositionalEncoding]:
-    from . import ENCODINGS  # the registry imports this module
-
     try:
-        return ENCODINGS.get(ref)
+        return inner_class(ref)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"impl: {str(exc).strip(chr(34))}") from None
-
-
-def check_params(cls: type[PositionalEncoding], params: dict) -> None:
-    names = [f.name for f in dataclasses.fields(cls.Params)]
-    for key in params:
-        if key not in names:
-            raise ValueError(f"params: unknown parameter '{key}'{did_you_mean(key, names)}; "
-                             f"valid: {', '.join(names) or '(none)'}")
-    try:
-        pydantic.TypeAdapter(cls.Params).validate_python(dict(params), strict=False)
-    except pydantic.ValidationError as exc:
-        raise ValueError(f"params: {exc}") from None

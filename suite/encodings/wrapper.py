@@ -10,19 +10,26 @@ from ..registry import did_you_mean
 from .base import PositionalEncoding
 
 
-def _inner_class(ref: str) -> type[PositionalEncoding]:
+def inner_class(ref: str) -> type[PositionalEncoding]:
+    """The registered (or ``module:Class``) encoding class ``ref`` names (KeyError if none)."""
     from . import ENCODINGS  # the registry imports this module
 
     return ENCODINGS.get(ref)
 
 
-def _check_inner_params(inner_cls, params: dict) -> None:
+def check_inner_params(inner_cls, params: dict, label: str = "inner_params") -> None:
+    """ValueError, prefixed ``label``, for an unknown key or a value its Params refuses."""
     names = [f.name for f in dataclasses.fields(inner_cls.Params)]
     for key in params:
         if key not in names:
-            raise ValueError(f"inner_params: unknown parameter '{key}'{did_you_mean(key, names)}; "
+            raise ValueError(f"{label}: unknown parameter '{key}'{did_you_mean(key, names)}; "
                              f"valid: {', '.join(names) or '(none)'}")
     try:
         pydantic.TypeAdapter(inner_cls.Params).validate_python(dict(params), strict=False)
     except pydantic.ValidationError as exc:
-        raise ValueError(f"inner_params: {exc}") from None
+        raise ValueError(f"{label}: {exc}") from None
+
+
+def build_inner(ref: str, params: dict, dims) -> PositionalEncoding:
+    cls = inner_class(ref)
+    return cls(cls.Params(**params), dims)

@@ -1,0 +1,68 @@
+"""The attention temperature family against its references (golden values from
+scripts/golden/temperature.py: transformers' Llama 4 temperature and YaRN attention factor,
+Qwen's log-n expression) and its properties: the factor multiplies the wrapped encoding's
+queries and nothing else, on the wrapped encoding's attention path."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from suite.encodings.rerope import logn_scale
+from suite.model import AttentionPath
+
+from .helpers import build_model, dims, encoding, golden
+
+POSITIONS = torch.tensor(golden("temperature")["positions"])
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_logn_is_qwens(case):
+    c = golden("temperature")["logn"]["cases"][case]
+    enc = encoding("rope-logn", dims(train_len=c["train_len"]))
+    torch.testing.assert_close(enc.factor(POSITIONS), torch.tensor(c["factors"], dtype=torch.float64), rtol=1e-12, atol=0)
+    torch.testing.assert_close(enc.factor(POSITIONS), logn_scale(POSITIONS, c["train_len"]))  # bojone/rerope's, the same rule
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_llama4_temperature_is_transformers(case):
+    c = golden("temperature")["llama4"][case]
+    enc = encoding("rope-llama4-temp", dims(), floor_scale=c["floor_scale"], attn_scale=c["attn_scale"])
+    torch.testing.assert_close(enc.factor(POSITIONS), torch.tensor(c["scales"], dtype=torch.float64), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("scale", [2, 4, 8, 16])
+def test_mscale_is_yarns_attention_factor_squared(scale):
+    enc = encoding("yarn-mscale-only", dims())
+    enc.set_scale(scale)
+    factor = golden("temperature")["mscale"][str(scale)]
+    assert enc.factor(POSITIONS)[0].item() == pytest.approx(factor**2, rel=1e-12)
+    enc.set_scale(1)
+    assert enc.factor(POSITIONS)[0].item() == 1.0
+
+
+def test_the_factor_scales_the_wrapped_queries_only():
+    rope, logn = encoding("rope", dims(train_len=16)), encoding("rope-logn", dims(train_len=16))
+    q, k = torch.randn(1, 1, 40, 16), torch.randn(1, 1, 40, 16)
+    pos = torch.arange(40)
+    (q_r, k_r), (q_t, k_t) = rope.rotate(q, k, pos, pos), logn.rotate(q, k, pos, pos)
+    torch.testing.assert_close(k_t, k_r)
+    torch.testing.assert_close(q_t, q_r * logn_scale(pos, 16).float()[:, None])
+
+
+def test_ssmax_is_s_log_n_and_one_at_the_training_length():
+    enc = encoding("nope-ssmax", dims(n_heads=2, head_dim=8, train_len=64))
+    tau = enc.factor(torch.arange(64))
+    assert tau.shape == (2, 64) and tau[:, 0].abs().max() == 0  # one key: log 1 = 0
+    torch.testing.assert_close(tau[:, 63], torch.ones(2))
+    torch.testing.assert_close(tau[0, 9], torch.tensor(math.log(10) / math.log(64)))
+
+
+@pytest.mark.parametrize("name, path", [("rope-logn", AttentionPath.FUSED), ("rope-ssmax", AttentionPath.FUSED),
+                                        ("nope-ssmax", AttentionPath.FUSED)])
+def test_the_wrapped_encodings_path(name, path):
+    model = build_model(name)
+    assert set(model.paths) == {path}
+    assert model.per_layer == name.endswith("ssmax")  # its own s per layer
