@@ -37,20 +37,18 @@ metric code serve both batteries.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Literal, Mapping
+from typing import Literal, Mapping
 
 import datasets
 import datasets.config
-import huggingface_hub.constants
 import numpy as np
 
 from suite.data.glue_tasks import GlueExample
+from suite.data.hf_offline import _hf_offline
 
 from ..registry import did_you_mean
 
@@ -267,30 +265,6 @@ def _label(source: GlueSource, value: str, path: Path, row: int) -> int | float:
 
 
 # ---- the datasets cache ------------------------------------------------------
-
-_OFFLINE_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-
-
-@contextlib.contextmanager
-def _hf_offline() -> Iterator[None]:
-    """The Hugging Face libraries in offline mode for the block: no request leaves the machine.
-
-    They read the environment once, at import, so the flags they consult at call time are set too."""
-    saved_env = {key: os.environ.get(key) for key in _OFFLINE_ENV}
-    saved = datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE
-    os.environ.update({key: "1" for key in _OFFLINE_ENV})
-    datasets.config.HF_HUB_OFFLINE = datasets.config.HF_DATASETS_OFFLINE = True
-    huggingface_hub.constants.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE = saved
-
 
 def _from_cache(source: GlueSource, cache_dir: Path | None) -> tuple[list, list]:
     where = cache_dir if cache_dir is not None else datasets.config.HF_DATASETS_CACHE
