@@ -218,6 +218,9 @@ def split_bytes(corpus: CorpusSpec) -> dict[str, int]:
 def _lm_limits(grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
     from .data.corpus import corpus_root
 
+    if task.corpus.kind == "datasets":  # its splits' sizes are known once it is read (suite.data.hf_corpus)
+        return []
+
     where = f"task '{task.name}': corpus {corpus_root(task.corpus)} (glob {task.corpus.glob!r})"
     try:
         splits = split_bytes(task.corpus)

@@ -1,4 +1,5 @@
-"""Language-modelling corpora: the Python standard library's own source, or a local folder.
+"""Language-modelling corpora: the Python standard library's own source, or a local folder
+(and, through ``datasets``, the field's corpora: :mod:`suite.data.hf_corpus`).
 
 The stdlib corpus exists on every machine that runs PosBench. Files are found at run
 time, ordered by relative path and assigned to train/validation/test *by file* from a
@@ -76,6 +77,10 @@ def _digest(digest, rel: str, data: bytes) -> None:
 @functools.lru_cache(maxsize=4)
 def corpus_fingerprint(spec: CorpusSpec) -> str:
     """The content hash of :func:`load_corpus`, without building the corpus (what `plan` needs)."""
+    if spec.kind == "datasets":
+        from .hf_corpus import hf_corpus_fingerprint
+
+        return hf_corpus_fingerprint(spec)
     digest = hashlib.sha256()
     for rel, data in _selected(spec):
         _digest(digest, rel, data)
@@ -84,6 +89,10 @@ def corpus_fingerprint(spec: CorpusSpec) -> str:
 
 @functools.lru_cache(maxsize=4)
 def load_corpus(spec: CorpusSpec) -> Corpus:
+    if spec.kind == "datasets":
+        from .hf_corpus import load_hf_corpus
+
+        return load_hf_corpus(spec)
     digest = hashlib.sha256()
     parts: dict[str, list[bytes]] = {s: [] for s in SPLITS}
     total, n_files = 0, 0

@@ -14,7 +14,7 @@ _OFFLINE_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 @contextlib.contextmanager
-def _hf_offline() -> Iterator[None]:
+def hf_offline() -> Iterator[None]:
     """The Hugging Face libraries in offline mode for the block: no request leaves the machine.
 
     They read the environment once, at import, so the flags they consult at call time are set too."""

@@ -48,7 +48,7 @@ import datasets.config
 import numpy as np
 
 from suite.data.glue_tasks import GlueExample
-from suite.data.hf_offline import _hf_offline
+from suite.data.hf_offline import hf_offline
 
 from ..registry import did_you_mean
 
@@ -232,7 +232,7 @@ def _from_dir(source: GlueSource, glue_dir: Path, cache_dir: Path | None) -> tup
         keep_default_na=False,
     )
     try:
-        with _hf_offline():
+        with hf_offline():
             splits = datasets.load_dataset(
                 "csv", data_files={split: str(path) for split, path in files.items()},
                 cache_dir=None if cache_dir is None else str(cache_dir), **options,
@@ -271,7 +271,7 @@ def _from_cache(source: GlueSource, cache_dir: Path | None) -> tuple[list, list]
     errors = []
     for hub_name in HUB_NAMES:
         try:
-            with _hf_offline():
+            with hf_offline():
                 splits = datasets.load_dataset(hub_name, source.name, cache_dir=None if cache_dir is None else str(where))
         except Exception as exc:  # whatever the library raises for "not cached", it is a skip
             errors.append(f"load_dataset({hub_name!r}, {source.name!r}): {type(exc).__name__}: {exc}")

@@ -34,10 +34,24 @@ class SizeSpec(Spec):
 
 
 class CorpusSpec(Spec):
-    kind: Literal["stdlib", "folder"] = "stdlib"
+    kind: Literal["stdlib", "folder", "datasets"] = "stdlib"
     path: str | None = None  # folder: a directory of text files (relative to the task file)
-    glob: str = "**/*.py"  # which files, for both kinds
+    glob: str = "**/*.py"  # which files, for the stdlib and folder kinds
     max_bytes: int | None = Field(None, gt=0, le=MAX_TOKENS)  # cap on the corpus, to bound memory and time
+    # datasets (suite.data.hf_corpus): a save_to_disk or data-file folder, or a name in the datasets cache
+    dataset: str | None = None
+    config: str | None = None  # the dataset's configuration (wikitext-103-raw-v1)
+    text_field: str = "text"
+    # the dataset's names for our three splits
+    train_split: str = "train"
+    validation_split: str = "validation"
+    test_split: str = "test"
+
+    @pydantic.model_validator(mode="after")
+    def _dataset_for_datasets(self):
+        if (self.kind == "datasets") != (self.dataset is not None):
+            raise ValueError("a datasets corpus needs dataset: (a folder or a name), and only it takes one")
+        return self
 
     @pydantic.field_validator("glob")
     @classmethod
@@ -101,4 +115,7 @@ def load_task(path: Path) -> TaskSpec:
         if not folder.is_dir():
             raise SpecErrors([read_yaml(path).error(("corpus", "path"), f"no such directory: {folder}")])
         spec = spec.model_copy(update={"corpus": spec.corpus.model_copy(update={"path": str(folder)})})
+    if spec.corpus.kind == "datasets" and (Path(path).parent / spec.corpus.dataset).is_dir():  # a folder beside the task
+        folder = str((Path(path).parent / spec.corpus.dataset).resolve())
+        spec = spec.model_copy(update={"corpus": spec.corpus.model_copy(update={"dataset": folder})})
     return spec
