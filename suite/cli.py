@@ -96,6 +96,7 @@ def _submission_checks(spec) -> str:
 
 
 def cmd_plan(args) -> int:
+    from .estimate import estimate
     from .records import status_of
     from .runner import eval_path, run_path
 
@@ -122,6 +123,9 @@ def cmd_plan(args) -> int:
     console.print(table)
     console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))
     console.print("evaluations: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    cost = estimate(plan.runs, plan.evaluations)
+    console.print("estimated GPU cost of the whole grid (from FLOPs and a vendor peak at an assumed MFU, "
+                  "not measured: suite/estimate.py): " + "; ".join(cost.lines()), markup=False)
     return 0
 
 

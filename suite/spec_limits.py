@@ -171,13 +171,16 @@ def machine_memory() -> int:
 def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: int, size: SizeSpec,
                   n_params: int) -> list[SpecError]:
     longest = max({1, *grid.spec.scales}) * recipe.seq_len
-    need, have = memory_needed(n_params, size, recipe, grid.spec.eval.batch_size, longest), machine_memory()
+    stated = grid.spec.device_memory_gib
+    need = memory_needed(n_params, size, recipe, grid.spec.eval.batch_size, longest)
+    have = machine_memory() if stated is None else int(stated * 2**30)
     if need <= have:
         return []
+    whose = "this machine's" if stated is None else "the grid's device_memory_gib,"
     return [doc.error(("sizes", j), (
         f"size '{size.name}' at {field}.batch_size {recipe.batch_size} x seq_len {recipe.seq_len} needs at least "
         f"{need / 2**30:.1f} GiB ({n_params:,} parameters x 16 bytes for weights, gradients and AdamW's moments, plus "
-        f"activations; evaluation up to {longest} positions), more than this machine's {have / 2**30:.1f} GiB"))]
+        f"activations; evaluation up to {longest} positions), more than {whose} {have / 2**30:.1f} GiB"))]
 
 
 # -- tasks ----------------------------------------------------------------------------

@@ -98,6 +98,9 @@ class GridSpec(Spec):
     eval: EvalRecipe = EvalRecipe()
     glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
     evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
+    # GiB of memory on the machine that runs each piece (a cluster's GPU), for the check that a
+    # training run fits (suite.spec_limits); None: this machine's RAM or GPU memory
+    device_memory_gib: float | None = Field(None, gt=0)
 
 
 
