@@ -55,6 +55,25 @@ def test_ingest_loads_the_record_into_the_bench_table(record, tmp_path):
     assert ratio == (1.0,)
 
 
+def test_the_site_shows_a_cost_board_of_the_bench(record, tmp_path):
+    """The bench table becomes a cost board on the rendered page: one row per encoding, its
+    speed with the ratio to NoPE of the same run, its MFU and its evaluation memory."""
+    from suite.site import render
+
+    write_bench_record(record, tmp_path / "bench")
+    db = tmp_path / "db.duckdb"
+    ingest(tmp_path / "runs", tmp_path / "evals", db)
+    render(db, tmp_path / "site")
+    html = (tmp_path / "site" / "index.html").read_text()
+    start = html.index('id="bench-cpu-tiny-16-2"')
+    board = html[start: html.index("</section>", start)]
+    assert "What each encoding costs" in board and "Lightning tok/s" in board and "eval MiB 2x" in board
+    for row in record["rows"]:
+        tps = next(m for m in row["metrics"] if m["metric"] == "train_tokens_per_s")
+        assert f"{tps['value']:,.0f} ({tps['vs_nope']:.2f}x)" in board
+        assert row["attention_path"] in board
+
+
 def test_flop_formula():
     """6 N + 12 L T d for training, 2 N + 4 L T d for evaluation, N = the matmul weights."""
     from suite.train import build_model
