@@ -9,7 +9,7 @@ from typing import Any, Literal
 import torch
 
 from .base import ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import check_inner_params, inner_class
+from .wrapper import checked_inner, inner_class
 
 EVAL_SEED = 0  # evaluation draws from a fixed generator, so evaluation is repeatable
 
@@ -25,13 +25,7 @@ class RandomizedParams:
     def __post_init__(self):
         if self.max_position < 1:
             raise ValueError("max_position must be >= 1")
-        try:
-            inner_cls = inner_class(self.inner)
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"inner: {str(exc).strip(chr(34))}") from None
-        if issubclass(inner_cls, Randomized):
-            raise ValueError("inner: randomized positions cannot wrap themselves")
-        check_inner_params(inner_cls, self.inner_params)
+        checked_inner(self.inner, self.inner_params, Randomized)
 
 
 def sorted_random_positions(length: int, max_position: int, generator: torch.Generator | None = None) -> torch.Tensor:

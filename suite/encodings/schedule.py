@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import check_inner_params, inner_class
+from .wrapper import build_inner, checked_inner
 
 
 @dataclass(frozen=True)
@@ -33,22 +33,18 @@ class LayerEncoding:
     window_kind: Literal["sliding", "chunked"] = "sliding"
 
     def __post_init__(self):
-        cls = implementation(self.impl)
-        if issubclass(cls, Schedule):
-            raise ValueError("a schedule's layer cannot itself be a schedule")
+        cls = checked_inner(self.impl, self.params, Schedule, label="impl")
         if "embed" in cls.hooks():
             raise ValueError(f"{self.impl}: an absolute encoding acts once at the input, not in a layer; "
                              "it cannot be scheduled per layer")
         if cls.positions is not PositionalEncoding.positions:
             raise ValueError(f"{self.impl}: an encoding with its own position ids cannot be scheduled per layer "
                              "(every layer reads the same ids)")
-        check_inner_params(cls, self.params, label="params")
         if self.window is not None:
             AttentionWindow(self.window, self.window_kind)  # its own checks
 
     def build(self, dims: ModelDims) -> PositionalEncoding:
-        cls = implementation(self.impl)
-        return cls(cls.Params(**self.params), dims)
+        return build_inner(self.impl, self.params, dims)
 
 
 @dataclass(frozen=True)
@@ -121,9 +117,3 @@ class Schedule(PositionalEncoding):
         window = "" if self._window is None else f", window={self._window.kind} {self._window.size}"
         return f"layer={self.dims.layer}: {self.entry.impl}{window}"
 
-
-def implementation(ref: str) -> type[PositionalEncoding]:
-    try:
-        return inner_class(ref)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"impl: {str(exc).strip(chr(34))}") from None

@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from .base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import check_inner_params, inner_class
+from .wrapper import checked_inner, inner_class
 
 Kind = Literal["logn", "ssmax", "llama4", "mscale"]
 
@@ -40,13 +40,7 @@ class TemperatureParams:
     attn_scale: float = 0.1  # llama4: beta (Llama 4's default)
 
     def __post_init__(self):
-        try:
-            inner_cls = inner_class(self.inner)
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"inner: {str(exc).strip(chr(34))}") from None
-        if issubclass(inner_cls, Temperature):
-            raise ValueError("inner: a temperature wraps an encoding, not another temperature")
-        check_inner_params(inner_cls, self.inner_params)
+        checked_inner(self.inner, self.inner_params, Temperature)
         if self.floor_scale is not None and self.floor_scale <= 0:
             raise ValueError(f"floor_scale must be > 0, got {self.floor_scale}")
         if self.attn_scale < 0:
