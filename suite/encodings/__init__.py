@@ -9,6 +9,7 @@ from .addrope import AddRope
 from .base import HOOKS, AttentionWindow, ModelDims, NoParams, PositionalEncoding, ScaleBehaviour
 from .cope import Cope
 from .fire import Fire
+from .fope import Fope
 from .forgetting import Forgetting
 from .kerple import Kerple
 from .learned import Learned
@@ -45,5 +46,6 @@ ENCODINGS.register("string")(StringRope)
 ENCODINGS.register("resonance_rotary")(ResonanceRotary)
 ENCODINGS.register("p_rope")(PRope)
 ENCODINGS.register("temperature")(Temperature)
+ENCODINGS.register("fope")(Fope)
 
 __all__ = ["ENCODINGS", "HOOKS", "AttentionWindow", "ModelDims", "NoParams", "PositionalEncoding", "ScaleBehaviour"]
