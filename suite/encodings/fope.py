@@ -29,7 +29,8 @@ def fope_inv_freq(head_dim: int, base: float, train_len: int) -> torch.Tensor:
     """RoPE's frequencies with the under-trained ones removed: those below 2 pi / L (a
     period longer than the training length) are clamped to zero and dropped
     (``rope_clamp_floor_freq``, ``rope_clamp_floor_to_zero``, ``fourier_ignore_zero``)."""
-    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float, device="cpu") / head_dim))
+    # selected on the CPU, by value (a model built on the meta device has no values to select by)
     return inv_freq[inv_freq >= 2 * math.pi / train_len]
 
 
@@ -60,7 +61,7 @@ class Fope(PositionalEncoding):
     def __init__(self, params: FopeParams, dims: ModelDims):
         super().__init__(params, dims)
         inv_freq = fope_inv_freq(dims.head_dim, params.base, dims.train_len)
-        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.register_buffer("inv_freq", torch.tensor(inv_freq.tolist()), persistent=False)
         n_in = len(inv_freq)
         if n_in == 0:
             raise ValueError(f"fope: no RoPE frequency of head dim {dims.head_dim} completes a period within "
