@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -128,6 +129,9 @@ def test_run_leaves_records_database_and_site(finished_grid):
         assert len(pairs) == 6 and all(lm == pytest.approx(direct, rel=1e-4) for direct, lm in pairs)
     index = (root / "site" / "_build" / "index.html").read_text()
     assert "encodings/nope.html" in index and "encodings/alibi.html" in index
+    with duckdb.connect(str(root / "results" / "posbench.duckdb"), read_only=True) as con:
+        (corpus,) = {r[0] for r in con.execute("SELECT corpus FROM runs").fetchall()}
+    assert re.search(r"\(\d+ files, [\d,]+ bytes\)", corpus) and corpus in index  # the corpus and its size, in bytes
     assert "<svg" in (root / "site" / "_build" / "encodings" / "nope.html").read_text()
 
 

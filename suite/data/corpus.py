@@ -105,4 +105,4 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
             raise ValueError(f"corpus at {corpus_root(spec)} has no {split} files: it needs more files")
     splits = {s: torch.frombuffer(bytearray(DOCUMENT_SEPARATOR.join(chunks)), dtype=torch.uint8) for s, chunks in parts.items()}
     where = f"Python {sysconfig.get_python_version()} stdlib" if spec.kind == "stdlib" else str(corpus_root(spec))
-    return Corpus(splits, digest.hexdigest()[:16], f"{where} ({n_files} files, {total / 1e6:.1f} MB)", n_files)
+    return Corpus(splits, digest.hexdigest()[:16], f"{where} ({n_files} files, {total:,} bytes)", n_files)

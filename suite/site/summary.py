@@ -45,6 +45,7 @@ def header(con, runs: dict[str, dict]) -> dict:
     recipe_lines = [RecipeLine(sorted(tasks), r.seq_len, r.steps, r.batch_size, r.tokens, r.lr)
                     for r, tasks in sorted(recipes.items(), key=lambda kv: (sorted(kv[1]), kv[0].label))]
     seeds = sorted({r["seed"] for r in runs.values() if r["seed"] is not None})
+    corpora = sorted({r["corpus"] for r in runs.values() if r["corpus"] and r["kind"] == "lm"})  # what lm runs read
     commits = sorted({r["git_commit"] for r in runs.values() if r["git_commit"]})
     dates = [d for d in (r["finished_at"] for r in runs.values()) if d]
     dates += [r["finished_at"] for r in _dicts(con, "SELECT finished_at FROM evaluations WHERE finished_at IS NOT NULL")]
@@ -53,7 +54,7 @@ def header(con, runs: dict[str, dict]) -> dict:
                                    (SELECT count(*) FROM evaluations WHERE status = 'done') AS evals_done,
                                    (SELECT count(*) FROM evaluations WHERE status = 'failed') AS evals_failed,
                                    (SELECT count(DISTINCT encoding) FROM evaluations) AS encodings""")[0]
-    return {"sizes": size_lines, "recipes": recipe_lines, "seeds": seeds, "commits": commits,
+    return {"sizes": size_lines, "recipes": recipe_lines, "seeds": seeds, "commits": commits, "corpora": corpora,
             "first": min(dates)[:10] if dates else None, "last": max(dates)[:10] if dates else None, **counts}
 
 
