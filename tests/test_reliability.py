@@ -53,14 +53,15 @@ def test_a_diverging_run_is_recorded_as_failed_and_the_grid_completes(tiny_grid,
 
 
 def test_a_killed_run_resumes_with_exactly_one_record_per_piece(tiny_grid, project_root):
+    # long enough that the kill lands inside the first training run, however fast a step is
     grid = tiny_grid(name="killed", encodings=["nope", "alibi"], scales=[1, 2], eval=QUICK_EVAL,
-                     train={"steps": 200, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
+                     train={"steps": 1000, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
     proc = posbench(project_root, "run", str(grid), "--quiet", "--no-site")
     claims = project_root / "results" / "claims"
     deadline = time.time() + 120
     while not list(claims.glob("run-*.json")) and time.time() < deadline:  # training has begun
         time.sleep(0.2)
-    time.sleep(1.0)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert list(claims.glob("run-*.json")), "the killed process left its claim behind"
