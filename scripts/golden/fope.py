@@ -29,7 +29,6 @@ import argparse
 import ast
 import json
 import math
-import subprocess
 import types
 from pathlib import Path
 from typing import Optional, Tuple
@@ -37,6 +36,7 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 from torch import nn
+from reference import run_definitions, show
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "fope.json"
 COMMIT = "bd94b20d82bf11240ad3584c515c790d255da919"
@@ -44,11 +44,6 @@ FOPE = dict(rope=True, rope_clamp_floor_freq=True, rope_clamp_floor_to_zero=True
             fourier_init="eye_xavier_norm", fourier_init_norm_gain=0.3, fourier_separate_basis=True,
             fourier_separate_head=True, fourier_ignore_zero=True)
 SHAPE = dict(d_model=64, n_heads=4, max_sequence_length=64, init_device="cpu")
-
-
-def show(repo: str, path: str) -> str:
-    return subprocess.run(["git", f"--git-dir={repo}", "show", f"{COMMIT}:{path}"], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def model_config_defaults(source: str) -> dict:
@@ -65,21 +60,18 @@ def model_config_defaults(source: str) -> dict:
 
 
 def authors_classes(source: str) -> dict:
-    wanted = [n for n in ast.parse(source).body
-              if (isinstance(n, ast.ClassDef) and n.name in ("RotaryEmbedding", "FourierEmbedding"))
-              or (isinstance(n, ast.FunctionDef) and n.name == "_non_meta_init_device")]
     namespace = {"torch": torch, "nn": nn, "F": F, "math": math, "Optional": Optional, "Tuple": Tuple,
                  "ModelConfig": object, "BufferCache": dict}
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), f"olmo/model.py@{COMMIT}", "exec"), namespace)
-    return namespace
+    return run_definitions(source, ("RotaryEmbedding", "FourierEmbedding", "_non_meta_init_device"), namespace,
+                           f"olmo/model.py@{COMMIT}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference-repo", required=True, help="the git directory of the fetched snapshot")
     args = parser.parse_args()
-    config = types.SimpleNamespace(**{**model_config_defaults(show(args.reference_repo, "olmo/config.py")), **FOPE, **SHAPE})
-    classes = authors_classes(show(args.reference_repo, "olmo/model.py"))
+    config = types.SimpleNamespace(**{**model_config_defaults(show(args.reference_repo, COMMIT, "olmo/config.py")), **FOPE, **SHAPE})
+    classes = authors_classes(show(args.reference_repo, COMMIT, "olmo/model.py"))
     torch.manual_seed(0)
     emb = classes["FourierEmbedding"](config, {})
     T, H, D = 100, SHAPE["n_heads"], SHAPE["d_model"] // SHAPE["n_heads"]  # beyond max_sequence_length too

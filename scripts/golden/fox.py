@@ -29,22 +29,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import textwrap
 from pathlib import Path
 
 import torch
+from reference import show
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "fox.json"
 COMMIT = "883f260c636e87971339749b0d8310004794a5cc"
 OPS = "src/forgetting_transformer/ops/forgetting_attention.py"
 MODEL = "src/forgetting_transformer/model/forgetting_transformer/modeling_forgetting_transformer.py"
 SHAPE = dict(Z=2, H=2, M=12, N=12, HEAD_DIM=4)  # self-attention: M == N
-
-
-def show(repo: str, path: str) -> str:
-    return subprocess.run(["git", f"--git-dir={repo}", "show", f"{COMMIT}:{path}"], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def reference_attention(source: str):
@@ -76,7 +71,7 @@ def main() -> None:
     parser.add_argument("--reference-repo", required=True, help="the git directory of the fetched snapshot")
     args = parser.parse_args()
 
-    attention = reference_attention(show(args.reference_repo, OPS))
+    attention = reference_attention(show(args.reference_repo, COMMIT, OPS))
     cases = []
     for logit_range in [(0.0, 5.0), (-3.0, 3.0)]:
         q, k, v, log_fgate, out = attention(**SHAPE, causal=True, fgate_logit_range=logit_range,
@@ -84,7 +79,7 @@ def main() -> None:
         cases.append({"fgate_logit_range": list(logit_range), "q": q.tolist(), "k": k.tolist(), "v": v.tolist(),
                       "log_fgate": log_fgate.tolist(), "out": out.tolist()})
 
-    gate = reference_gate(show(args.reference_repo, MODEL))
+    gate = reference_gate(show(args.reference_repo, COMMIT, MODEL))
     torch.manual_seed(7)
     d_model, n_heads, T = 8, 2, 5
     proj = torch.nn.Linear(d_model, n_heads, bias=True).double()

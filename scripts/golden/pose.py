@@ -21,13 +21,12 @@ which writes tests/golden/position_transforms.json.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import torch
+from reference import run_definitions, show
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "position_transforms.json"
 COMMIT = "a3d4ba8bd38e6615ba778d9a1061e380c8e69647"
@@ -35,13 +34,8 @@ FUNCTIONS = ("train_preprocess_function_pose", "train_preprocess_function_random
 
 
 def reference_functions(repo: str) -> dict:
-    source = subprocess.run(["git", f"--git-dir={repo}", "show", f"{COMMIT}:src/train_pose.py"], check=True,
-                            capture_output=True, text=True).stdout
-    tree = ast.parse(source)
-    wanted = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in FUNCTIONS]
-    assert sorted(n.name for n in wanted) == sorted(FUNCTIONS)
-    namespace = {"random": random, "torch": torch}
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), f"src/train_pose.py@{COMMIT}", "exec"), namespace)
+    namespace = run_definitions(show(repo, COMMIT, "src/train_pose.py"), FUNCTIONS, {"random": random, "torch": torch},
+                                f"src/train_pose.py@{COMMIT}")
     return {name: namespace[name] for name in FUNCTIONS}
 
 

@@ -31,13 +31,12 @@ which writes tests/encodings/golden/string.json.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import torch
+from reference import run_definitions, show
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "string.json"
 COMMIT = "216cc2f04cee147e8c3cfaa15723b182ecbe321e"
@@ -65,17 +64,12 @@ def flash_attn_func(q, k, v, causal=False, window_size=(-1, -1), return_attn_pro
 
 
 def reference(repo: str, diag_size: int, local_window: int) -> dict:
-    source = subprocess.run(["git", f"--git-dir={repo}", "show", f"{COMMIT}:string_for_llama.py"], check=True,
-                            capture_output=True, text=True).stdout
-    tree = ast.parse(source)
-    wanted = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in FUNCTIONS]
-    assert sorted(n.name for n in wanted) == sorted(FUNCTIONS)
     from transformers.models.llama.modeling_llama import rotate_half
 
     namespace = {"torch": torch, "rotate_half": rotate_half, "flash_attn_func": flash_attn_func,
                  "diag_size": diag_size, "local_window": local_window}
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), f"string_for_llama.py@{COMMIT}", "exec"), namespace)
-    return namespace
+    return run_definitions(show(repo, COMMIT, "string_for_llama.py"), FUNCTIONS, namespace,
+                           f"string_for_llama.py@{COMMIT}")
 
 
 def main() -> None:
