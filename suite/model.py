@@ -253,12 +253,12 @@ class Transformer(nn.Module):
     on a mask path (a bias or a score hook) processes the queries of every layer in
     chunks of ``query_chunk``, each over the keys up to its last query, so no layer holds
     the [H, T, T] bias or logits of all heads at once: memory grows linearly with T.
-    The bias is then computed per chunk and layer instead of once per forward.
+    The bias is then computed per chunk and layer instead of once per forward. Every
+    hook acts per query (the contract gives q_pos and k_pos separately), so the chunks
+    give the same numbers (tests/test_model.py checks every spec).
 
     ``position_transform`` (suite.position_transforms): the ids a training forward reads
-    (PoSE, randomized ids); evaluation reads the encoding's own. Every
-    hook acts per query (the contract gives q_pos and k_pos separately), so the chunks
-    give the same numbers (tests/test_model.py checks every spec)."""
+    (PoSE, randomized ids); evaluation reads the encoding's own."""
 
     def __init__(self, cfg: ModelConfig, make_encoding, position_transform=None):
         super().__init__()
