@@ -10,9 +10,10 @@ References (nothing of them is copied into this project; both are read at run ti
 * The base sweep (rope-base500, rope-base500k): transformers==5.23.0,
   ``GPTNeoXRotaryEmbedding.compute_default_rope_parameters`` with ``rope_theta`` 500 and
   500,000 (as scripts/golden/rotary.py does for base 10,000).
-* p-RoPE has no public code (the paper's experiments ran in Gemma's stack): its golden
-  file holds RoPE's frequencies from transformers and the paper's rule applied to them,
-  labelled so (``"rule": "paper"``).
+* p-RoPE has no public code (the paper's experiments ran in Gemma's stack), nor has HoPE
+  (Chen et al. 2025): their golden files hold RoPE's frequencies from transformers and
+  the paper's rule applied to them, labelled so (``"rule": "paper"``): p-RoPE keeps the
+  round(p x r/2) highest, HoPE those with theta_i >= 2 pi / L, at L = 64 and 256.
 
 Regenerate (fetch github:sheryc/resonance_rope first; transformers and einops go to a
 scratch folder):
@@ -21,13 +22,14 @@ scratch folder):
     PYTHONPATH=/tmp/golden-deps .venv/bin/python scripts/golden/rotary_frequencies.py \\
         --reference-repo /work/.mirror/sheryc+resonance_rope/repo
 
-which writes tests/encodings/golden/{resonance-rope,rope-base500,rope-base500k,p-rope}.json.
+which writes tests/encodings/golden/{resonance-rope,rope-base500,rope-base500k,p-rope,hope}.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -98,6 +100,9 @@ def main() -> None:
     write("p-rope", {"reference": "transformers==5.23.0 default frequencies; the rule is the paper's (no public code)",
                      "rule": "paper", "head_dim": HEAD_DIM, "p": 0.75,
                      "inv_freq": torch.cat((rope[:kept], torch.zeros(len(rope) - kept))).tolist()})
+    write("hope", {"reference": "transformers==5.23.0 default frequencies; the rule is the paper's (no public code)",
+                   "rule": "paper", "head_dim": HEAD_DIM,
+                   "inv_freq": {str(L): [f if f >= 2 * math.pi / L else 0.0 for f in rope.tolist()] for L in (64, 256)}})
 
 
 if __name__ == "__main__":

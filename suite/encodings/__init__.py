@@ -16,7 +16,7 @@ from .learned import Learned
 from .randomized import Randomized
 from .rerope import Rerope
 from .rotary import DynamicRotary, Rotary
-from .rotary_frequencies import PRope, ResonanceRotary
+from .rotary_frequencies import Hope, PRope, ResonanceRotary
 from .schedule import Schedule
 from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
 from .string_rope import StringRope
@@ -45,6 +45,7 @@ ENCODINGS.register("forgetting")(Forgetting)
 ENCODINGS.register("string")(StringRope)
 ENCODINGS.register("resonance_rotary")(ResonanceRotary)
 ENCODINGS.register("p_rope")(PRope)
+ENCODINGS.register("hope")(Hope)
 ENCODINGS.register("temperature")(Temperature)
 ENCODINGS.register("fope")(Fope)
 

@@ -1,5 +1,5 @@
 """RoPE with its frequencies changed: Resonance RoPE's integer wavelengths, p-RoPE's
-removed low frequencies. Each is :class:`~suite.encodings.rotary.Rotary` (every scaling,
+and HoPE's removed low frequencies. Each is :class:`~suite.encodings.rotary.Rotary` (every scaling,
 partial rotation and the exact fast paths) with one more step on the inverse
 frequencies, after the scaling's."""
 
@@ -73,3 +73,33 @@ class PRope(Rotary):
         order = torch.argsort(inv_freq, descending=True)
         removed = order[kept:]  # the lowest frequencies
         return inv_freq.index_fill(0, removed, 0.0), attention_factor
+
+
+@dataclass(frozen=True)
+class HopeParams(RotaryParams):
+    pass
+
+
+class Hope(Rotary):
+    """HoPE, High-frequency rotary Position Encoding (Chen et al., ACL 2025, "HoPE: A Novel
+    Positional Encoding Without Long-Term Decay for Enhanced Context Awareness and
+    Extrapolation", arXiv 2410.21216, Sec. 4): RoPE keeping only the pairs whose
+    rotation completes at least one whole period within the training length L
+    (theta_i >= 2 pi / L); every lower-frequency pair is made position-independent (the
+    identity rotation, theta = 0). The paper finds those low-frequency pairs, which turn
+    through less than a period in training, are what forms the U-shaped attention and
+    the shortcut that limits extrapolation. Unlike p-RoPE, the cut is set by L, not by a
+    fraction: at L = 64 and head_dim 16, 3 of 8 pairs keep rotating.
+
+    The pairs to zero are chosen on the unscaled frequencies, so a scaling changes the
+    kept frequencies but never which pairs rotate. No reference code was found (the
+    authors' repository is not public); the rule is the paper's.
+    Scale behaviour: as its scaling (none: extrapolates as it is)."""
+
+    Params = HopeParams
+
+    def frequencies(self, factor: float | None = None) -> Frequencies:
+        inv_freq, attention_factor = super().frequencies(factor)
+        unscaled, _ = super().frequencies(1.0)
+        below_one_period = unscaled < 2 * math.pi / self.dims.train_len
+        return inv_freq.masked_fill(below_one_period, 0.0), attention_factor

@@ -1,6 +1,7 @@
 """RoPE's frequency variants against their references (golden values from
 scripts/golden/rotary_frequencies.py: Resonance RoPE's own tables, transformers' default
-frequencies for the base sweep; p-RoPE's rule from the paper, which has no public code)
+frequencies for the base sweep; p-RoPE's and HoPE's rules from their papers, which have no
+public code)
 and their properties."""
 
 from __future__ import annotations
@@ -69,3 +70,37 @@ def test_p_rope_leaves_the_removed_pairs_unrotated_at_every_position():
 def test_p_equal_to_one_is_rope():
     enc, rope = encoding("p-rope", dims(head_dim=16), p=1.0), encoding("rope", dims(head_dim=16))
     torch.testing.assert_close(enc.frequencies()[0], rope.frequencies()[0])
+
+
+@pytest.mark.parametrize("train_len", ["64", "256"])
+def test_hope_keeps_the_pairs_that_turn_a_whole_period_in_training(train_len):
+    g = golden("hope")
+    enc = encoding("hope", dims(head_dim=g["head_dim"], train_len=int(train_len)))
+    torch.testing.assert_close(enc.frequencies()[0], f64(g["inv_freq"][train_len]), rtol=1e-6, atol=0)
+
+
+def test_hope_kept_pairs_complete_a_period_within_l_and_the_rest_never_rotate():
+    """Every kept pair's wavelength fits in L; the zeroed ones read the same at every
+    position (so no pair carries a partial, U-shaped turn); a longer L keeps more pairs."""
+    kept = {}
+    for L in (16, 64, 1024, 10**5):
+        inv_freq = encoding("hope", dims(head_dim=16, train_len=L)).frequencies()[0]
+        nonzero = inv_freq[inv_freq > 0]
+        assert (2 * math.pi / nonzero <= L).all()
+        kept[L] = len(nonzero)
+    assert kept[16] <= kept[64] <= kept[1024] <= kept[10**5] == 8
+    enc = encoding("hope", dims(head_dim=16, train_len=64))
+    x = torch.randn(1, 1, 40, 16)
+    pos = torch.arange(40) * 13
+    rotated, _ = enc.rotate(x, x, pos, pos)
+    zeroed = [3, 4, 5, 6, 7, 11, 12, 13, 14, 15]  # pairs 3..7 (half-split: dims i and i + 8)
+    torch.testing.assert_close(rotated[..., zeroed], x[..., zeroed])
+
+
+def test_hope_keeps_its_pairs_under_a_scaling():
+    """A scaling (here PI at 4x) divides the kept frequencies, and never revives a zeroed pair."""
+    enc = encoding("hope", dims(head_dim=16, train_len=64), scaling="pi")
+    plain = enc.frequencies(1.0)[0]
+    scaled = enc.frequencies(4.0)[0]
+    assert ((plain == 0) == (scaled == 0)).all()
+    torch.testing.assert_close(scaled, plain / 4)
