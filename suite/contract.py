@@ -6,7 +6,8 @@ the shipped specs): the scale behaviour it declares is the one its description
 states, the model takes the attention path its family calls for, outputs have the
 right shape in training and evaluation, it is causal (no gradient flows from a
 later position to an earlier one's logits), deterministic, every parameter learns,
-an optimizer step keeps everything finite, and layer sharing is as declared.
+an optimizer step keeps everything finite, layer sharing is as declared, and an encoding
+that says it takes real-valued position ids does.
 
 :func:`smoke_run` then trains it for real: ``suite.train.fit`` (Lightning, CPU or the
 GPU there is) on a :class:`~suite.grid.TrainingRun` of a tiny model on the generated
@@ -26,6 +27,7 @@ import torch.nn.functional as F
 
 from .encodings import ScaleBehaviour
 from .model import AttentionPath, ModelConfig, Transformer, attention_path
+from .position_transforms import Cape, CapeParams
 from .specs import EncodingSpec, SizeSpec, TaskSpec, TrainRecipe
 
 CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=16)
@@ -171,10 +173,28 @@ def check_layer_sharing(spec: EncodingSpec) -> None:
         _require(calls == [1], f"a shared bias was computed {len(calls)} times in one forward")
 
 
+def check_continuous_positions(spec: EncodingSpec) -> None:
+    """An encoding that says ``continuous_positions`` takes real-valued ids: integer ids
+    given as reals (CAPE with nothing to draw) give its logits on the integer ids, and
+    CAPE's shifted and scaled ids give finite logits. Others have nothing to check."""
+    model = build_model(spec).train()
+    if not type(model.encodings[0]).continuous_positions:
+        return
+    idx = torch.randint(0, 256, (2, L))
+    torch.manual_seed(5)
+    integer = model(idx)
+    model.position_transform = Cape(CapeParams())
+    torch.manual_seed(5)
+    _require(torch.allclose(model(idx), integer, atol=1e-5), "integer ids given as reals change the logits")
+    model.position_transform = Cape(CapeParams(max_global_shift=100.0, max_local_shift=0.5, max_global_scaling=1.4))
+    _require(bool(torch.isfinite(model(idx)).all()), "non-finite logits on shifted, scaled real ids")
+
+
 CHECKS = {"scale behaviour": check_scale_behaviour, "attention path": check_attention_path,
           "output shape and finite": check_output_shape, "causal": check_causal, "deterministic": check_deterministic,
           "every parameter learns": check_every_parameter_learns,
-          "optimizer step stays finite": check_optimizer_step_finite, "layer sharing": check_layer_sharing}
+          "optimizer step stays finite": check_optimizer_step_finite, "layer sharing": check_layer_sharing,
+          "continuous positions": check_continuous_positions}
 
 
 def contract_problems(spec: EncodingSpec) -> list[str]:

@@ -236,6 +236,9 @@ def check_transform(transform, encoding: PositionalEncoding):
         return None
     if type(encoding).positions is not PositionalEncoding.positions:
         raise ValueError(f"{type(encoding).__name__} draws its own position ids: it cannot also train on a transform's")
+    if transform.continuous and not encoding.continuous_positions:
+        raise ValueError(f"{type(encoding).__name__} reads integer position ids; the {type(transform).__name__} transform "
+                         "draws real-valued ones (an encoding that takes them says continuous_positions = True)")
     limit = encoding.max_length()
     if limit is not None and transform.max_position > limit:
         raise ValueError(f"{type(encoding).__name__} represents {limit} positions; the training transform draws "

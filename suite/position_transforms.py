@@ -11,15 +11,22 @@ The model reads one row of ids per batch (the hooks take the ids of a sequence),
 transform draws once per training batch where the authors draw once per sequence: the
 same distribution of ids, fewer independent draws per step.
 
-Transforms draw from an ``rng`` with Python's ``randint(a, b)`` and ``sample(population,
-k)`` methods: in training :class:`TorchRng`, over torch's global generator (seeded by the
-run's seed, as dropout is); in the golden tests ``random.Random``, as the authors' code
-uses, so a seeded draw reproduces theirs exactly.
+Transforms draw from an ``rng`` with the methods of the generator their authors' code
+uses: Python's ``randint(a, b)`` and ``sample(population, k)`` (PoSE, randomized ids), or
+numpy's ``uniform(low, high, size)`` (CAPE). In training that is :class:`TorchRng`, over
+torch's global generator (seeded by the run's seed, as dropout is); in the golden tests
+``random.Random`` or ``numpy.random.RandomState``, as the authors', so a seeded draw
+reproduces theirs exactly.
+
+Most transforms draw integer ids. A ``continuous`` one (CAPE) draws real-valued ids; the
+model accepts it only for an encoding whose hooks take them
+(``PositionalEncoding.continuous_positions``, the sinusoidal table).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -42,13 +49,19 @@ class TorchRng:
         picked = torch.randperm(len(population))[:k]
         return [population[int(i)] for i in picked]
 
+    @staticmethod
+    def uniform(low: float, high: float, size: int) -> list[float]:
+        """``size`` reals in [low, high) (as ``numpy.random.uniform``: low + (high - low) u)."""
+        return (low + (high - low) * torch.rand(size, dtype=torch.float64)).tolist()
+
 
 class PositionTransform:
-    """The base class: ``draw(length, rng)`` gives the ``length`` training ids (increasing,
-    integer) of one sequence; :attr:`max_position` bounds them (an encoding must
-    represent that many positions)."""
+    """The base class: ``draw(length, rng)`` gives the ``length`` training ids of one
+    sequence (increasing integers, or reals for a :attr:`continuous` transform);
+    :attr:`max_position` bounds them (an encoding must represent that many positions)."""
 
     Params: ClassVar[type]
+    continuous: ClassVar[bool] = False  # True: real-valued ids (only for encodings that take them)
 
     def __init__(self, params):
         self.params = params
@@ -61,7 +74,8 @@ class PositionTransform:
         raise NotImplementedError
 
     def __call__(self, length: int, device) -> torch.Tensor:
-        return torch.tensor(self.draw(length, TorchRng()), dtype=torch.long, device=device)
+        dtype = torch.float64 if self.continuous else torch.long  # float64: a shifted id keeps its phase
+        return torch.tensor(self.draw(length, TorchRng()), dtype=dtype, device=device)
 
 
 POSITION_TRANSFORMS: Registry[PositionTransform] = Registry("position transform", PositionTransform)
@@ -131,6 +145,49 @@ class RandomizedIds(PositionTransform):
         if length > self.params.max_position:
             raise ValueError(f"randomized ids: a window of {length} exceeds max_position {self.params.max_position}")
         return sorted(rng.sample(range(self.params.max_position), length))
+
+
+@dataclass(frozen=True)
+class CapeParams:
+    max_global_shift: float = 0.0  # delta ~ U[-max, max], one per sequence
+    max_local_shift: float = 0.0  # epsilon_t ~ U[-max, max], one per token
+    max_global_scaling: float = 1.0  # lambda: log lambda ~ U[-log max, log max], one per sequence
+
+    def __post_init__(self):
+        if self.max_global_shift < 0 or self.max_local_shift < 0:
+            raise ValueError(f"CAPE's shifts must be >= 0, got max_global_shift {self.max_global_shift}, "
+                             f"max_local_shift {self.max_local_shift}")
+        if self.max_global_scaling < 1:
+            raise ValueError(f"max_global_scaling must be >= 1, got {self.max_global_scaling}")
+
+
+@POSITION_TRANSFORMS.register("cape")
+class Cape(PositionTransform):
+    """Continuous augmented positions (Likhomanenko et al. 2021, "CAPE: Encoding Relative
+    Positions with Continuous Augmented Positional Embeddings", NeurIPS 2021, Sec. 3):
+    the ids of a training sequence are (t + delta + epsilon_t) x lambda, with a global
+    shift delta ~ U[-Delta, Delta], a local shift epsilon_t ~ U[-eps, eps] per token and
+    a global scaling log lambda ~ U[-log s, log s], so an absolute encoding cannot rely
+    on absolute positions and learns relative ones; evaluation reads 0 .. T-1. Drawn as
+    Meta's implementation in Demucs (``demucs.transformer.create_sin_embedding_cape``,
+    demucs==4.0.1, which the golden test runs): delta, then every epsilon_t, then log
+    lambda, each with ``numpy.random.uniform``, even when its bound is 0. Their
+    ``mean_normalize`` (ids centred on the sequence's mean) is left out: this contract's
+    evaluation reads 0 .. T-1, which a centred training would not match."""
+
+    Params = CapeParams
+    continuous = True
+
+    @property
+    def max_position(self) -> float:
+        return math.inf  # shifts and scalings reach any real id: only for unbounded encodings
+
+    def draw(self, length: int, rng) -> list[float]:
+        p = self.params
+        delta = float(rng.uniform(-p.max_global_shift, p.max_global_shift, 1)[0])
+        local = rng.uniform(-p.max_local_shift, p.max_local_shift, length)
+        log_lambda = float(rng.uniform(-math.log(p.max_global_scaling), math.log(p.max_global_scaling), 1)[0])
+        return [(t + delta + float(local[t])) * math.exp(log_lambda) for t in range(length)]
 
 
 def build_transform(impl: str, params: dict) -> PositionTransform:

@@ -1,7 +1,8 @@
 """Training-time position-id transforms: PoSE's and randomized ids against the authors'
 code (golden values from scripts/golden/pose.py, which runs dwzhu-pku/PoSE's
-preprocessing functions), their properties, the model reading them only in training,
-their place in the spec and the run id, and a real fit."""
+preprocessing functions), CAPE's against Meta's (scripts/golden/cape.py runs
+demucs==4.0.1's create_sin_embedding_cape), their properties, the model reading them only
+in training, their place in the spec and the run id, and a real fit."""
 
 from __future__ import annotations
 
@@ -9,18 +10,21 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from suite.cli import main
 from suite.grid import expand
 from suite.model import ModelConfig, Transformer
-from suite.position_transforms import Pose, PoseParams, RandomizedIds, RandomizedIdsParams, TorchRng, build_transform
+from suite.position_transforms import (Cape, CapeParams, Pose, PoseParams, RandomizedIds, RandomizedIdsParams, TorchRng,
+                                      build_transform)
 from suite.specs import Project, load_encoding, load_grid
 from suite.train import build_model
 from suite.yamldoc import SpecErrors
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "position_transforms.json").read_text())
+CAPE_GOLDEN = json.loads((Path(__file__).parent / "golden" / "cape.json").read_text())
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -30,6 +34,68 @@ def test_a_seeded_draw_is_the_authors(case):
     transform = build_transform(case["transform"], {"target_length" if case["transform"] == "pose" else "max_position":
                                                     case["target"]})
     assert transform.draw(case["train_len"], random.Random(case["seed"])) == case["position_ids"]
+
+
+@pytest.mark.parametrize("case", CAPE_GOLDEN["cases"], ids=lambda c: f"cape-{c['seed']}-{c['length']}")
+def test_a_seeded_cape_draw_is_metas(case):
+    """With numpy's generator seeded as the reference was, our ids are demucs's (read back
+    from its embedding to float32's precision)."""
+    transform = build_transform("cape", {k: case[k] for k in ("max_global_shift", "max_local_shift", "max_global_scaling")})
+    ids = transform.draw(case["length"], np.random.RandomState(case["seed"]))
+    np.testing.assert_allclose(ids, case["position_ids"], rtol=0, atol=1e-5)
+
+
+def test_cape_ids_stay_within_their_shifts_and_scaling():
+    """Every id is (t + delta + eps_t) x lambda with |delta| <= 5, |eps_t| <= 0.5 and lambda
+    in [1/1.2, 1.2]; the draws cover both signs of the shift and both sides of lambda = 1."""
+    cape = Cape(CapeParams(max_global_shift=5.0, max_local_shift=0.5, max_global_scaling=1.2))
+    torch.manual_seed(0)
+    lambdas, deltas = [], []
+    for _ in range(200):
+        ids = cape(32, "cpu")
+        assert ids.dtype == torch.float64 and ids.shape == (32,)
+        lam = float((ids[-1] - ids[0]) / 31)  # the spacing, up to the two local shifts (<= 1 / 31)
+        assert 1 / 1.2 - 1 / 31 * 1.2 <= lam <= 1.2 + 1 / 31 * 1.2
+        t = torch.arange(32, dtype=torch.float64)
+        residual = ids / lam - t  # delta + eps_t (lambda approximate): within 5.5 and a margin
+        assert residual.abs().max() <= 5.5 + 32 * 0.05
+        lambdas.append(lam)
+        deltas.append(float(ids[0]))
+    assert min(lambdas) < 0.95 and max(lambdas) > 1.05 and min(deltas) < -2 and max(deltas) > 2
+
+
+def test_torch_rng_uniform_covers_its_interval():
+    torch.manual_seed(3)
+    draws = TorchRng.uniform(-2.0, 3.0, 2000)
+    assert len(draws) == 2000 and -2.0 <= min(draws) < -1.9 and 2.9 < max(draws) < 3.0
+    assert TorchRng.uniform(0.0, 0.0, 3) == [0.0, 0.0, 0.0]
+
+
+def test_cape_trains_a_sinusoidal_model_only():
+    """CAPE's ids are real-valued: the sinusoidal table takes them, in training only;
+    an encoding that indexes by integer id is refused with the reason."""
+    cfg = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
+    sin, cape = (load_encoding(REPO / "encodings" / f"{n}.yaml") for n in ("sinusoidal", "sinusoidal-cape"))
+    torch.manual_seed(0)
+    plain = build_model(sin, _size(cfg), cfg.train_len)
+    shifted = build_model(cape, _size(cfg), cfg.train_len)
+    shifted.load_state_dict(plain.state_dict())
+    idx = torch.randint(0, 256, (2, 32))
+    assert not torch.allclose(shifted.train()(idx), plain.train()(idx))
+    torch.testing.assert_close(shifted.eval()(idx), plain.eval()(idx))
+    rope = load_encoding(REPO / "encodings" / "rope.yaml")
+    impl, params = rope.implementation(), rope.resolved_params()
+    with pytest.raises(ValueError, match="Rotary reads integer position ids; the Cape transform draws real-valued ones"):
+        Transformer(cfg, lambda dims: impl(params, dims), position_transform=Cape(CapeParams(max_global_shift=4.0)))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"max_global_shift": -1}, "CAPE's shifts must be >= 0"),
+    ({"max_global_scaling": 0.5}, "max_global_scaling must be >= 1"),
+])
+def test_bad_cape_params_are_refused(params, message):
+    with pytest.raises(ValueError, match=message):
+        build_transform("cape", params)
 
 
 @pytest.mark.parametrize("transform", [Pose(PoseParams(256)), RandomizedIds(RandomizedIdsParams(256))])
@@ -114,16 +180,18 @@ def test_a_variant_cannot_both_train_as_another_and_transform_its_ids(tmp_path):
         load_encoding(path)
 
 
-def test_pose_trains_its_own_run_and_evaluates_at_every_scale(tiny_grid, project_root):
-    """A real Lightning fit with PoSE ids: a run of its own (not RoPE's), evaluated at 1x..4x."""
-    grid = tiny_grid(name="pose", encodings=["rope", "rope-pose"], scales=[1, 4],
+@pytest.mark.parametrize("plain, transformed", [("rope", "rope-pose"), ("sinusoidal", "sinusoidal-cape")])
+def test_a_transform_trains_its_own_run_and_evaluates_at_every_scale(tiny_grid, project_root, plain, transformed):
+    """A real Lightning fit with transformed ids (PoSE's integers, CAPE's reals): a run of
+    its own (not the plain encoding's), evaluated at 1x..4x."""
+    grid = tiny_grid(name="transform", encodings=[plain, transformed], scales=[1, 4],
                      eval={"tokens": 2048, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False})
     plan = expand(load_grid(grid, Project(project_root)))
     assert len({r.run_id for r in plan.runs}) == 2
     assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
     records = [json.loads(p.read_text()) for p in (project_root / "results" / "evals").glob("*.json")]
-    pose = [m for r in records if r["encoding"] == "rope-pose" for m in r["metrics"] if m["metric"] == "bpb"]
-    assert sorted(m["scale"] for m in pose) == [1, 4] and all(0 < m["value"] < 8 for m in pose)
+    bpb = [m for r in records if r["encoding"] == transformed for m in r["metrics"] if m["metric"] == "bpb"]
+    assert sorted(m["scale"] for m in bpb) == [1, 4] and all(0 < m["value"] < 8 for m in bpb)
 
 
 def _size(cfg: ModelConfig):

@@ -17,6 +17,9 @@ plus ``positions(T, device)``, which says which position ids the sequence gets
 (``arange(T)`` unless an encoding such as randomized positions says otherwise), and
 :attr:`~PositionalEncoding.attention_window`, the attention window of the layer (None: every
 earlier key; sliding or chunked windows for local layers, e.g. RNoPE-SWA, Llama 4).
+In training, a spec's position transform (suite.position_transforms: PoSE, randomized
+ids, CAPE) may replace ``arange(T)``; CAPE's ids are real-valued, which only an encoding
+with ``continuous_positions = True`` takes (the sinusoidal table).
 
 ``decay`` is the data-dependent hook: from the layer's input x [B, T, D] it gives a log
 forget value per token and head, and the model adds ``sum_{l=j+1..i} log f_l`` (a
@@ -136,6 +139,10 @@ class PositionalEncoding(nn.Module):
     per_layer: ClassVar[bool] = False
     """True: every layer gets its own instance (own learnable parameters).
     False: one instance is shared by all layers, and a bias is computed once per forward."""
+    continuous_positions: ClassVar[bool] = False
+    """True: every hook takes real-valued position ids as well as integers, so the model
+    may train it on a continuous position transform (CAPE's shifts and scalings,
+    suite.position_transforms). False: its hooks index tables or buckets by integer id."""
 
     def __init__(self, params, dims: ModelDims):
         super().__init__()

@@ -72,6 +72,7 @@ class Sinusoidal(PositionalEncoding):
 
     Params = SinusoidalParams
     cacheable = True  # every hook of a token depends on its own position id alone
+    continuous_positions = True  # the table is sin/cos of the id: any real id has one (CAPE)
 
     def embed(self, x, pos):
         table = sinusoidal_table(pos, self.dims.d_model, self.params.base, self.params.convention).to(x.dtype)  # [T, D]

@@ -36,3 +36,15 @@ def test_a_broken_encoding_fails_the_contract(monkeypatch):
                                                                         original(self, q, k, qp, kp)[1]))
     with pytest.raises(ContractError, match="sees the future"):
         CHECKS["causal"](spec("rope"))
+
+
+def test_a_false_claim_of_real_valued_ids_fails_the_contract(monkeypatch):
+    """Learned positions index a table by id: claiming continuous_positions fails the check
+    (a real id indexes no row; validate reports what the check raises), while the
+    sinusoidal table's claim holds."""
+    from suite.encodings.learned import Learned
+
+    CHECKS["continuous positions"](spec("sinusoidal"))
+    monkeypatch.setattr(Learned, "continuous_positions", True)
+    with pytest.raises((ContractError, RuntimeError, IndexError)):
+        CHECKS["continuous positions"](spec("learned"))
