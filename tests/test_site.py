@@ -28,13 +28,16 @@ SPECS = {
     "alibi": {"display_name": "ALiBi", "family": "bias", "params": {}},
     "nope": {"display_name": "NoPE", "family": "none", "params": {}},
     "learned": {"display_name": "Learned", "family": "absolute", "params": {}},
+    "sinusoidal-cape": {"display_name": "Sinusoidal + CAPE", "family": "absolute", "params": {"base": 10000},
+                        "train_positions": {"impl": "cape", "params": {"max_global_shift": 1024.0}}},
 }
 
 
 def spec(name: str) -> dict:
     s = SPECS[name]
     return {"name": name, "display_name": s["display_name"], "family": s["family"], "impl": "rotary",
-            "paper": f"{name} paper", "description": f"{name} description", "params": s["params"]}
+            "paper": f"{name} paper", "description": f"{name} description", "params": s["params"],
+            "train_positions": s.get("train_positions")}
 
 
 class Results:
@@ -236,6 +239,16 @@ def test_overlap_warning_reaches_the_page(tmp_path):
     render(results.database(), tmp_path / "site")
     html = section((tmp_path / "site" / "index.html").read_text(), "lm-tiny-lm")
     assert "intervals of all rows overlap" in html
+
+
+def test_an_encoding_page_states_its_training_position_ids(tmp_path, project):
+    """A spec with a training-time transform says so on its page; one without does not."""
+    results = Results(tmp_path)
+    results.bpb(results.run("sinusoidal-cape", 0), {1: 3.5, 2: 3.55})
+    render(results.database(), tmp_path / "site")
+    page = (tmp_path / "site" / "encodings" / "sinusoidal-cape.html").read_text()
+    assert "Training position ids" in page and "cape" in page and "max_global_shift" in page
+    assert "Training position ids" not in (project / "site" / "encodings" / "rope.html").read_text()
 
 
 def test_a_depth_board_has_every_scale_of_its_task(project):

@@ -154,6 +154,7 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
         pages.append({"name": name, "display_name": e["display_name"], "family": e["family"], "paper": e["paper"],
                       "description": spec.get("description", ""), "impl": spec.get("impl"),
                       "params": json.loads(e["params"] or "{}"), "conformance": spec.get("conformance"),
+                      "train_positions": spec.get("train_positions"),
                       "trained_as": e["trained_as"] if e["trained_as"] != name else None,
                       "scale_behaviour": e["scale_behaviour"], "max_length": e["max_length"],
                       "runs": sorted((lb.runs[i] for i in e["run_ids"] if i in lb.runs),
