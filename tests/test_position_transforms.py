@@ -46,22 +46,27 @@ def test_a_seeded_cape_draw_is_metas(case):
 
 
 def test_cape_ids_stay_within_their_shifts_and_scaling():
-    """Every id is (t + delta + eps_t) x lambda with |delta| <= 5, |eps_t| <= 0.5 and lambda
-    in [1/1.2, 1.2]; the draws cover both signs of the shift and both sides of lambda = 1."""
-    cape = Cape(CapeParams(max_global_shift=5.0, max_local_shift=0.5, max_global_scaling=1.2))
+    """Global shift and scaling alone: the ids are lambda (t + delta), evenly spaced by
+    lambda in [1/1.2, 1.2] with |delta| <= 5, both signs and both sides of 1 drawn. Local
+    shift alone: each id within 0.5 of its own t, independently."""
     torch.manual_seed(0)
+    t = torch.arange(32, dtype=torch.float64)
+    global_only = Cape(CapeParams(max_global_shift=5.0, max_global_scaling=1.2))
     lambdas, deltas = [], []
     for _ in range(200):
-        ids = cape(32, "cpu")
+        ids = global_only(32, "cpu")
         assert ids.dtype == torch.float64 and ids.shape == (32,)
-        lam = float((ids[-1] - ids[0]) / 31)  # the spacing, up to the two local shifts (<= 1 / 31)
-        assert 1 / 1.2 - 1 / 31 * 1.2 <= lam <= 1.2 + 1 / 31 * 1.2
-        t = torch.arange(32, dtype=torch.float64)
-        residual = ids / lam - t  # delta + eps_t (lambda approximate): within 5.5 and a margin
-        assert residual.abs().max() <= 5.5 + 32 * 0.05
+        spacing = ids[1:] - ids[:-1]
+        torch.testing.assert_close(spacing, spacing[:1].expand(31))
+        lam, delta = float(spacing[0]), float(ids[0] / spacing[0])
+        assert 1 / 1.2 - 1e-9 <= lam <= 1.2 + 1e-9 and abs(delta) <= 5 + 1e-9
         lambdas.append(lam)
-        deltas.append(float(ids[0]))
+        deltas.append(delta)
     assert min(lambdas) < 0.95 and max(lambdas) > 1.05 and min(deltas) < -2 and max(deltas) > 2
+    local_only = Cape(CapeParams(max_local_shift=0.5))
+    jitter = torch.stack([local_only(32, "cpu") - t for _ in range(50)])
+    assert jitter.abs().max() <= 0.5 and jitter.min() < -0.45 and jitter.max() > 0.45
+    assert jitter.std(dim=1).min() > 0.1  # per token, not one shift per sequence
 
 
 def test_torch_rng_uniform_covers_its_interval():
@@ -69,24 +74,6 @@ def test_torch_rng_uniform_covers_its_interval():
     draws = TorchRng.uniform(-2.0, 3.0, 2000)
     assert len(draws) == 2000 and -2.0 <= min(draws) < -1.9 and 2.9 < max(draws) < 3.0
     assert TorchRng.uniform(0.0, 0.0, 3) == [0.0, 0.0, 0.0]
-
-
-def test_cape_trains_a_sinusoidal_model_only():
-    """CAPE's ids are real-valued: the sinusoidal table takes them, in training only;
-    an encoding that indexes by integer id is refused with the reason."""
-    cfg = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
-    sin, cape = (load_encoding(REPO / "encodings" / f"{n}.yaml") for n in ("sinusoidal", "sinusoidal-cape"))
-    torch.manual_seed(0)
-    plain = build_model(sin, _size(cfg), cfg.train_len)
-    shifted = build_model(cape, _size(cfg), cfg.train_len)
-    shifted.load_state_dict(plain.state_dict())
-    idx = torch.randint(0, 256, (2, 32))
-    assert not torch.allclose(shifted.train()(idx), plain.train()(idx))
-    torch.testing.assert_close(shifted.eval()(idx), plain.eval()(idx))
-    rope = load_encoding(REPO / "encodings" / "rope.yaml")
-    impl, params = rope.implementation(), rope.resolved_params()
-    with pytest.raises(ValueError, match="Rotary reads integer position ids; the Cape transform draws real-valued ones"):
-        Transformer(cfg, lambda dims: impl(params, dims), position_transform=Cape(CapeParams(max_global_shift=4.0)))
 
 
 @pytest.mark.parametrize("params, message", [
@@ -127,19 +114,21 @@ def test_torch_rng_respects_pythons_bounds():
     assert sorted(sample) == list(range(10, 20))
 
 
-def test_the_model_reads_transformed_ids_only_in_training():
-    """A RoPE model with PoSE ids gives other logits than plain RoPE in training (the same
+@pytest.mark.parametrize("plain_name, transformed_name", [("rope", "rope-pose"), ("sinusoidal", "sinusoidal-cape")])
+def test_the_model_reads_transformed_ids_only_in_training(plain_name, transformed_name):
+    """A model with transformed ids (PoSE's integers on RoPE, CAPE's reals on the
+    sinusoidal table) gives other logits than the plain encoding in training (the same
     weights) and the same in evaluation."""
     cfg = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
-    rope, pose = (load_encoding(REPO / "encodings" / f"{n}.yaml") for n in ("rope", "rope-pose"))
+    plain_spec, transformed_spec = (load_encoding(REPO / "encodings" / f"{n}.yaml") for n in (plain_name, transformed_name))
     torch.manual_seed(0)
-    plain = build_model(rope, _size(cfg), cfg.train_len)
-    skip = build_model(pose, _size(cfg), cfg.train_len)
-    skip.load_state_dict(plain.state_dict())
+    plain = build_model(plain_spec, _size(cfg), cfg.train_len)
+    transformed = build_model(transformed_spec, _size(cfg), cfg.train_len)
+    transformed.load_state_dict(plain.state_dict())
     idx = torch.randint(0, 256, (2, 32))
-    torch.manual_seed(5)  # a draw that skips (rt > 0)
-    assert not torch.allclose(skip.train()(idx), plain.train()(idx))
-    torch.testing.assert_close(skip.eval()(idx), plain.eval()(idx))
+    torch.manual_seed(5)  # for PoSE, a draw that skips (rt > 0)
+    assert not torch.allclose(transformed.train()(idx), plain.train()(idx))
+    torch.testing.assert_close(transformed.eval()(idx), plain.eval()(idx))
 
 
 def test_an_encoding_that_cannot_read_the_ids_is_refused():
@@ -152,6 +141,10 @@ def test_an_encoding_that_cannot_read_the_ids_is_refused():
     impl, params = randomized.implementation(), randomized.resolved_params()
     with pytest.raises(ValueError, match="draws its own position ids"):
         Transformer(cfg, lambda dims: impl(params, dims), position_transform=Pose(PoseParams(1024)))
+    rope = load_encoding(REPO / "encodings" / "rope.yaml")  # its tables are indexed by integer id
+    impl, params = rope.implementation(), rope.resolved_params()
+    with pytest.raises(ValueError, match="Rotary reads integer position ids; the Cape transform draws real-valued ones"):
+        Transformer(cfg, lambda dims: impl(params, dims), position_transform=Cape(CapeParams(max_global_shift=4.0)))
 
 
 @pytest.mark.parametrize("field, message", [
