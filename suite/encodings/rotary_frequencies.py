@@ -1,7 +1,7 @@
 """RoPE with its frequencies changed: Resonance RoPE's integer wavelengths, p-RoPE's
-and HoPE's removed low frequencies. Each is :class:`~suite.encodings.rotary.Rotary` (every scaling,
-partial rotation and the exact fast paths) with one more step on the inverse
-frequencies, after the scaling's."""
+and HoPE's removed low frequencies. Each is :class:`~suite.encodings.rotary.Rotary`
+(every scaling, partial rotation and the exact fast paths) with one more step on the
+inverse frequencies, after the scaling's."""
 
 from __future__ import annotations
 
@@ -92,8 +92,9 @@ class Hope(Rotary):
     fraction: at L = 64 and head_dim 16, 3 of 8 pairs keep rotating.
 
     The pairs to zero are chosen on the unscaled frequencies, so a scaling changes the
-    kept frequencies but never which pairs rotate. No reference code was found (the
-    authors' repository is not public); the rule is the paper's.
+    kept frequencies but never which pairs rotate. No reference code was found (no
+    repository of the authors' could be had here); the cut at one whole period within L
+    is the paper's rule as its description states it.
     Scale behaviour: as its scaling (none: extrapolates as it is)."""
 
     Params = HopeParams
