@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .base import ModelDims, PositionalEncoding
+from .rotary import turns_a_whole_period
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ def fope_inv_freq(head_dim: int, base: float, train_len: int) -> torch.Tensor:
     (``rope_clamp_floor_freq``, ``rope_clamp_floor_to_zero``, ``fourier_ignore_zero``)."""
     inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float, device="cpu") / head_dim))
     # selected on the CPU, by value (a model built on the meta device has no values to select by)
-    return inv_freq[inv_freq >= 2 * math.pi / train_len]
+    return inv_freq[turns_a_whole_period(inv_freq, train_len)]
 
 
 class Fope(PositionalEncoding):

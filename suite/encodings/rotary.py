@@ -105,6 +105,12 @@ def default_inv_freq(rotary_dim: int, base: float, exponent_dim: int | None = No
     return base ** (-torch.arange(0, rotary_dim, 2, dtype=torch.float64) / exponent_dim)
 
 
+def turns_a_whole_period(inv_freq: torch.Tensor, train_len: int) -> torch.Tensor:
+    """True where a frequency completes at least one whole period within the training
+    length (theta_i >= 2 pi / L): the pairs that FoPE keeps and HoPE leaves rotating."""
+    return inv_freq >= 2 * math.pi / train_len
+
+
 def interpolated_inv_freq(inv_freq: torch.Tensor, factor: float) -> torch.Tensor:
     """Position interpolation: position p gets the angles of p / factor."""
     return inv_freq / factor

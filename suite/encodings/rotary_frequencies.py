@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .rotary import Frequencies, Rotary, RotaryParams
+from .rotary import Frequencies, Rotary, RotaryParams, turns_a_whole_period
 
 
 def resonance_inv_freq(inv_freq: torch.Tensor) -> torch.Tensor:
@@ -102,5 +102,4 @@ class Hope(Rotary):
     def frequencies(self, factor: float | None = None) -> Frequencies:
         inv_freq, attention_factor = super().frequencies(factor)
         unscaled, _ = super().frequencies(1.0)
-        below_one_period = unscaled < 2 * math.pi / self.dims.train_len
-        return inv_freq.masked_fill(below_one_period, 0.0), attention_factor
+        return inv_freq.masked_fill(~turns_a_whole_period(unscaled, self.dims.train_len), 0.0), attention_factor
