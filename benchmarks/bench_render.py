@@ -1,8 +1,8 @@
 """How long rendering the site takes for a database of 1,000 training runs.
 
 Writes 1,000 synthetic training-run records and their evaluation records (the shape
-suite.runner writes, through suite.records.write_record) into a temporary folder, ingests
-them with suite.store.ingest, then times suite.site.render: the first call (which also
+suite.execution.runner writes, through suite.results.records.write_record) into a temporary folder, ingests
+them with suite.results.store.ingest, then times suite.report.site.render: the first call (which also
 imports the rendering code and its libraries, as `posbench site` does) and a second one.
 
     .venv/bin/python benchmarks/bench_render.py            # 1,000 runs
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from suite.records import SCHEMA_VERSION, write_record
+from suite.results.records import SCHEMA_VERSION, write_record
 
 ENCODINGS = ["nope", "sinusoidal", "learned", "rope", "rope-partial", "xpos", "randomized", "addrope", "alibi", "t5",
              "kerple-log", "kerple-power", "fire", "sandwich", "cope", "rerope", "rerope-leaky", "rope-ntk-trained",
@@ -143,12 +143,12 @@ def main() -> None:
         t0 = time.perf_counter()
         runs, evals = write_grid(tmp / "results", args.runs)
         t1 = time.perf_counter()
-        from suite.store import ingest
+        from suite.results.store import ingest
 
         report = ingest(tmp / "results" / "runs", tmp / "results" / "evals", tmp / "results" / "posbench.duckdb")
         assert not report.problems, report.problems[:3]
         t2 = time.perf_counter()
-        from suite.site import render
+        from suite.report.site import render
 
         out = args.keep or tmp / "site"
         render(tmp / "results" / "posbench.duckdb", out)

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from rich.console import Console
 from rich.table import Table
 
-from suite.model import ModelConfig, Transformer
+from suite.modeling.model import ModelConfig, Transformer
 from suite.specs import load_encoding
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # System packages the end-to-end tests use: headless Chromium (the site test opens
-# the rendered page in a real browser), and SLURM with munge (tests/test_slurm.py
+# the rendered page in a real browser), and SLURM with munge (tests/e2e/test_slurm.py
 # starts a single-node cluster on loopback). Installed with apt when missing and we
 # are root; otherwise the tests that need them say why they skip.
 set -euo pipefail

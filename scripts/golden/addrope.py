@@ -22,7 +22,7 @@ Regenerate with (fetch github:cccntu/lingua first; needs only torch):
         --reference-repo /work/.mirror/cccntu+lingua/repo \\
         --commit af71c61574438644865154fabf8403dd9c5fecc5
 
-which writes tests/encodings/golden/addrope.json: per case the position ids, the
+which writes tests/golden/addrope.json: per case the position ids, the
 learnable phases and weights (random, so that every one of them is tested), the queries
 and keys [T, H, Dh] in the reference's layout (pairs interleaved: (2f, 2f + 1) is
 (real, imaginary) of pair f) and what ``apply_additive_rotary_emb`` returns for them.
@@ -41,7 +41,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 REPO = "cccntu/lingua"
 BRANCH = "addrope"
 FILE = "lingua/transformer.py"

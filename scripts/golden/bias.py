@@ -4,7 +4,7 @@ Nothing of the references is part of this project: each subcommand takes the ref
 source from a git snapshot at run time (``git show COMMIT:FILE``), pulls out the
 definitions it needs with :mod:`ast` (so the rest of the file, and the framework it
 imports, is not needed), executes them, and records what they return. One subcommand
-per encoding; each writes tests/encodings/golden/<name>.json with a ``reference`` object
+per encoding; each writes tests/golden/<name>.json with a ``reference`` object
 naming the repository or library, the commit or version, the file and the command.
 
     # snapshots: the project's `fetch` tool, or `git clone --mirror https://github.com/<owner>/<name>`
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 
 
 # -- taking definitions out of a reference snapshot ------------------------------------------

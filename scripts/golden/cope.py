@@ -14,7 +14,7 @@ Regenerate with
     .venv/bin/python scripts/golden/cope.py \\
         --reference-repo <facebookresearch/RAM snapshot> --commit e6f051fbcfaef4cab69bf2ea1b25f500f94c0c64
 
-which writes tests/encodings/golden/cope.json. Float64 throughout (inputs and position
+which writes tests/golden/cope.json. Float64 throughout (inputs and position
 embeddings); block_size 4 with 10 tokens, so counts reach the clamp at block_size.
 """
 

@@ -20,7 +20,7 @@ Regenerate (fetch github:TsinghuaC3I/Fourier-Position-Embedding first):
     .venv/bin/python scripts/golden/fope.py \\
         --reference-repo /work/.mirror/TsinghuaC3I+Fourier-Position-Embedding/repo
 
-which writes tests/encodings/golden/fope.json.
+which writes tests/golden/fope.json.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 from reference import run_definitions, show
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "fope.json"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "fope.json"
 COMMIT = "bd94b20d82bf11240ad3584c515c790d255da919"
 FOPE = dict(rope=True, rope_clamp_floor_freq=True, rope_clamp_floor_to_zero=True, fourier=True,
             fourier_init="eye_xavier_norm", fourier_init_norm_gain=0.3, fourier_separate_basis=True,

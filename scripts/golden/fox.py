@@ -22,7 +22,7 @@ into a scratch folder, for the gate's ``rearrange``):
     PYTHONPATH=/tmp/golden-deps .venv/bin/python scripts/golden/fox.py \\
         --reference-repo /work/.mirror/zhixuan-lin+forgetting-transformer/repo
 
-which writes tests/encodings/golden/fox.json.
+which writes tests/golden/fox.json.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 from reference import show
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "fox.json"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "fox.json"
 COMMIT = "883f260c636e87971339749b0d8310004794a5cc"
 OPS = "src/forgetting_transformer/ops/forgetting_attention.py"
 MODEL = "src/forgetting_transformer/model/forgetting_transformer/modeling_forgetting_transformer.py"

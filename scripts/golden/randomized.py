@@ -28,7 +28,7 @@ JAX goes to a scratch folder):
         --reference-repo /work/.mirror/google-deepmind+randomized_positional_encodings/repo \\
         --commit e8c64749d8cad7772dc7ade75b32ef9b2b29b466
 
-which writes tests/encodings/golden/randomized.json.
+which writes tests/golden/randomized.json.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 REPO = "google-deepmind/randomized_positional_encodings"
 PACKAGE = "randomized_positional_encodings"  # the name the reference's own imports use
 N_DRAWS = 20_000

@@ -15,7 +15,7 @@ Regenerate with (fetch github:bojone/rerope first; transformers goes to a scratc
         --reference-repo /work/.mirror/bojone+rerope/repo \\
         --commit acfe78840357a94d0bb504cb8865eeaa752df1a6
 
-which writes tests/encodings/golden/rerope.json: per case the projection weights, the
+which writes tests/golden/rerope.json: per case the projection weights, the
 hidden states, the logits [H, T, T] (None above the diagonal) and the attention output.
 
 One departure from running the patch as shipped, for precision only: the rotary tables
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 REPO = "bojone/rerope"
 TRANSFORMERS = "4.31.0"  # the version both patches say they were tested with
 FILES = {"rerope": "rerope_patch.py", "leaky": "leaky_rerope_patch.py"}

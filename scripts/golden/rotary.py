@@ -22,7 +22,7 @@ Regenerate with (fetch github:jquesnelle/yarn first; transformers goes to a scra
         --reference-repo /work/.mirror/jquesnelle+yarn/repo \\
         --commit 995db5b575e75230b3384d658f8b944c9662f775
 
-which writes tests/encodings/golden/{rope,rope-partial,rope-pi,rope-ntk,rope-dynamic-ntk,
+which writes tests/golden/{rope,rope-partial,rope-pi,rope-ntk,rope-dynamic-ntk,
 yarn,yarn-paper-ramp,yarn-dynamic,rope-llama3}.json.
 
 What the tests compare: the reference code hard-codes float32 (``torch.float``,
@@ -51,7 +51,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 TRANSFORMERS = "5.23.0"
 YARN_REPO = "jquesnelle/yarn"
 POSITIONS = [0, 1, 5, 37, 63, 64, 100, 255]  # beyond L = 64 too, where the scalings act

@@ -22,7 +22,7 @@ scratch folder):
     PYTHONPATH=/tmp/golden-deps .venv/bin/python scripts/golden/rotary_frequencies.py \\
         --reference-repo /work/.mirror/sheryc+resonance_rope/repo
 
-which writes tests/encodings/golden/{resonance-rope,rope-base500,rope-base500k,p-rope,hope}.json.
+which writes tests/golden/{resonance-rope,rope-base500,rope-base500k,p-rope,hope}.json.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 RESONANCE_COMMIT = "4a7f5a703b2e96756939db51916937ab7c5ab3a9"
 PACKAGE = "src/models/components/positional_embedding"
 HEAD_DIM = 16

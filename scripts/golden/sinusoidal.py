@@ -17,7 +17,7 @@ Regenerate with
     PYTHONPATH=/tmp/golden-deps-bias .venv/bin/python scripts/golden/sinusoidal.py \\
         --reference-repo <ofirpress/attention_with_linear_biases snapshot> --commit 4b92f28a005ead2567abe2359f633e73e08f3833
 
-which writes tests/encodings/golden/sinusoidal.json: rows of the [positions, d_model] tables.
+which writes tests/golden/sinusoidal.json: rows of the [positions, d_model] tables.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ Regenerate (fetch github:HKUNLP/STRING first; transformers to a scratch folder):
     PYTHONPATH=/tmp/golden-deps .venv/bin/python scripts/golden/string_rope.py \\
         --reference-repo /work/.mirror/HKUNLP+STRING/repo
 
-which writes tests/encodings/golden/string.json.
+which writes tests/golden/string.json.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pathlib import Path
 import torch
 from reference import run_definitions, show
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "string.json"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "string.json"
 COMMIT = "216cc2f04cee147e8c3cfaa15723b182ecbe321e"
 FUNCTIONS = ("apply_rotary_pos_emb", "string_flash_forward")
 

@@ -18,7 +18,7 @@ Regenerate (transformers goes to a scratch folder):
     .venv/bin/pip install --no-deps --target /tmp/golden-deps transformers==5.23.0 safetensors==0.8.0
     PYTHONPATH=/tmp/golden-deps .venv/bin/python scripts/golden/temperature.py
 
-which writes tests/encodings/golden/temperature.json.
+which writes tests/golden/temperature.json.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "temperature.json"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "temperature.json"
 POSITIONS = list(range(0, 70)) + [127, 128, 255, 256, 1000, 1023]
 
 

@@ -4,14 +4,14 @@ Reference: transformers==5.23.0, ``masking_utils.sliding_window_causal_mask_func
 (Mistral, Gemma, ... sliding windows) and ``masking_utils.chunked_causal_mask_function``
 (Llama 4's chunked attention), each evaluated at every (query, key) index pair; nothing
 of them is copied into this project. The test compares where our model's attention
-mask (``suite.model.attention_mask`` with an ``AttentionWindow``) is finite.
+mask (``suite.modeling.model.attention_mask`` with an ``AttentionWindow``) is finite.
 
 Regenerate with (transformers goes to a scratch folder):
 
     .venv/bin/pip install --no-deps --target /tmp/golden-deps transformers==5.23.0 safetensors==0.8.0
     PYTHONPATH=/tmp/golden-deps .venv/bin/python scripts/golden/windows.py
 
-which writes tests/encodings/golden/windows.json.
+which writes tests/golden/windows.json.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import torch
 import transformers
 from transformers import masking_utils
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden" / "windows.json"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "windows.json"
 T = 40
 
 

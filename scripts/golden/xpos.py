@@ -22,7 +22,7 @@ Regenerate with (fetch github:microsoft/torchscale first):
         --reference-repo /work/.mirror/microsoft+torchscale/repo \\
         --commit 4d1e0e82e5adf86dd424f1463192635b73fc8efc
 
-which writes tests/encodings/golden/xpos.json: per case the queries and keys as given
+which writes tests/golden/xpos.json: per case the queries and keys as given
 to XPOS ([T, Dh], torchscale's interleaved pair layout: pairs (2i, 2i + 1)) and the
 rotated and scaled queries and keys it returns (the test takes their products q_n . k_m).
 """
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "encodings" / "golden"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden"
 REPO = "microsoft/torchscale"
 FILE = "torchscale/component/xpos_relative_position.py"
 HEAD_DIM, SCALE_BASE = 16, 512

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:  # data never imports specs at run time: the arrows go specs -> grid -> data
-    from ..specs import CorpusSpec
+    from suite.specs import CorpusSpec
 
 SPLITS = ("train", "validation", "test")
 DOCUMENT_SEPARATOR = b"\n\x00\n"  # a byte that never occurs in source text marks file boundaries
@@ -78,7 +78,7 @@ def _digest(digest, rel: str, data: bytes) -> None:
 def corpus_fingerprint(spec: CorpusSpec) -> str:
     """The content hash of :func:`load_corpus`, without building the corpus (what `plan` needs)."""
     if spec.kind == "datasets":
-        from .hf_corpus import hf_corpus_fingerprint
+        from suite.data.hf_corpus import hf_corpus_fingerprint
 
         return hf_corpus_fingerprint(spec)
     digest = hashlib.sha256()
@@ -90,7 +90,7 @@ def corpus_fingerprint(spec: CorpusSpec) -> str:
 @functools.lru_cache(maxsize=4)
 def load_corpus(spec: CorpusSpec) -> Corpus:
     if spec.kind == "datasets":
-        from .hf_corpus import load_hf_corpus
+        from suite.data.hf_corpus import load_hf_corpus
 
         return load_hf_corpus(spec)
     digest = hashlib.sha256()

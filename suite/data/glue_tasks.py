@@ -5,7 +5,7 @@ Each task mirrors one GLUE task (type, number of labels, metric, label conventio
 of the Hugging Face `glue` dataset) and is built from real lines of code (the
 caller passes them, e.g. the Python standard library's source) or from a seeded
 generator. Labels are correct by construction and checked by independent solvers
-in tests/test_glue_tasks.py.
+in tests/data/test_glue_tasks.py.
 
 task          GLUE   text_a / text_b                  labels
 acceptability CoLA   line, or it with 2 chars swapped 0 two distinct characters swapped, 1 the real line
@@ -41,7 +41,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, Sequence
 
-from ..registry import did_you_mean
+from suite.core.registry import did_you_mean
 
 SEPARATOR = "\x1f"  # ASCII unit separator; every part is printable ASCII, so it never occurs in one
 MAX_BYTES = 128  # longest model input of any example, separator included

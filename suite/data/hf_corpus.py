@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from .corpus import DOCUMENT_SEPARATOR, SPLITS, Corpus
+from suite.data.corpus import DOCUMENT_SEPARATOR, SPLITS, Corpus
 
 if TYPE_CHECKING:  # data never imports specs at run time
-    from ..specs import CorpusSpec
+    from suite.specs import CorpusSpec
 
 CACHE_ENV = "POSBENCH_CORPUS_CACHE"  # where the byte files go; default ~/.cache/posbench/corpora
 
@@ -44,7 +44,7 @@ def open_splits(spec: CorpusSpec) -> dict:
     """split name -> ``datasets.Dataset``, for the three splits the spec maps (offline)."""
     import datasets
 
-    from .hf_offline import hf_offline
+    from suite.data.hf_offline import hf_offline
 
     source = spec.dataset
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from .task_format import DIGITS, LETTERS, Example, SyntheticTask, cycled, fit, random_string
+from suite.data.task_format import DIGITS, LETTERS, Example, SyntheticTask, cycled, fit, random_string
 
 
 class AssocRecall(SyntheticTask):

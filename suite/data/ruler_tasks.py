@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from .task_format import DIGITS, LETTERS, PAD, Example, SyntheticTask, cycled
+from suite.data.task_format import DIGITS, LETTERS, PAD, Example, SyntheticTask, cycled
 
 FILLER = "the grass is green and the sky is blue so here we go there and back again "
 

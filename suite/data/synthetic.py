@@ -34,10 +34,10 @@ import abc
 import random
 from typing import ClassVar
 
-from ..registry import did_you_mean
-from .memory_tasks import AssocRecall, FlipFlop, Passkey, Recall
-from .ruler_tasks import RULER_TASKS
-from .task_format import DIGITS, LETTERS, Example, SyntheticTask, add_decimal, fit, random_string
+from suite.core.registry import did_you_mean
+from suite.data.memory_tasks import AssocRecall, FlipFlop, Passkey, Recall
+from suite.data.ruler_tasks import RULER_TASKS
+from suite.data.task_format import DIGITS, LETTERS, Example, SyntheticTask, add_decimal, fit, random_string
 
 class _Transduction(SyntheticTask):
     """A random string over ``LETTERS`` and then ``transform`` of it; see subclasses."""

@@ -13,7 +13,7 @@ import random
 import torch
 from torch.utils.data import Dataset
 
-from .synthetic import generate, get_task
+from suite.data.synthetic import generate, get_task
 
 IGNORE = -100
 

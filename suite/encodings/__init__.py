@@ -4,25 +4,25 @@ A spec's ``impl:`` names a registered family below, a ``module:Class``, or a
 ``path/to/file.py:Class`` for code that lives outside the package.
 """
 
-from ..registry import Registry
-from .addrope import AddRope
-from .base import HOOKS, AttentionWindow, ModelDims, NoParams, PositionalEncoding, ScaleBehaviour
-from .cope import Cope
-from .fire import Fire
-from .fope import Fope
-from .forgetting import Forgetting
-from .kerple import Kerple
-from .learned import Learned
-from .randomized import Randomized
-from .rerope import Rerope
-from .rotary import DynamicRotary, Rotary
-from .rotary_frequencies import Hope, PRope, ResonanceRotary
-from .schedule import Schedule
-from .simple import ALiBi, NoPE, Sandwich, Sinusoidal
-from .string_rope import StringRope
-from .t5 import T5Bias
-from .temperature import Temperature
-from .xpos import Xpos
+from suite.core.registry import Registry
+from suite.encodings.addrope import AddRope
+from suite.encodings.base import HOOKS, AttentionWindow, ModelDims, NoParams, PositionalEncoding, ScaleBehaviour
+from suite.encodings.cope import Cope
+from suite.encodings.fire import Fire
+from suite.encodings.fope import Fope
+from suite.encodings.forgetting import Forgetting
+from suite.encodings.kerple import Kerple
+from suite.encodings.learned import Learned
+from suite.encodings.randomized import Randomized
+from suite.encodings.rerope import Rerope
+from suite.encodings.rotary import DynamicRotary, Rotary
+from suite.encodings.rotary_frequencies import Hope, PRope, ResonanceRotary
+from suite.encodings.schedule import Schedule
+from suite.encodings.simple import ALiBi, NoPE, Sandwich, Sinusoidal
+from suite.encodings.string_rope import StringRope
+from suite.encodings.t5 import T5Bias
+from suite.encodings.temperature import Temperature
+from suite.encodings.xpos import Xpos
 
 ENCODINGS: Registry[PositionalEncoding] = Registry("encoding implementation", PositionalEncoding)
 ENCODINGS.register("none")(NoPE)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding
-from .rotary import default_inv_freq
+from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.rotary import default_inv_freq
 
 
 @dataclass(frozen=True)

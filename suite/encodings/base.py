@@ -17,7 +17,7 @@ plus ``positions(T, device)``, which says which position ids the sequence gets
 (``arange(T)`` unless an encoding such as randomized positions says otherwise), and
 :attr:`~PositionalEncoding.attention_window`, the attention window of the layer (None: every
 earlier key; sliding or chunked windows for local layers, e.g. RNoPE-SWA, Llama 4).
-In training, a spec's position transform (suite.position_transforms: PoSE, randomized
+In training, a spec's position transform (suite.encodings.position_transforms: PoSE, randomized
 ids, CAPE) may replace ``arange(T)``; CAPE's ids are real-valued, which only an encoding
 with ``continuous_positions = True`` takes (the sinusoidal table).
 
@@ -142,7 +142,7 @@ class PositionalEncoding(nn.Module):
     continuous_positions: ClassVar[bool] = False
     """True: every hook takes real-valued position ids as well as integers, so the model
     may train it on a continuous position transform (CAPE's shifts and scalings,
-    suite.position_transforms). False: its hooks index tables or buckets by integer id."""
+    suite.encodings.position_transforms). False: its hooks index tables or buckets by integer id."""
 
     def __init__(self, params, dims: ModelDims):
         super().__init__()
@@ -209,7 +209,7 @@ class PositionalEncoding(nn.Module):
     method ``relative_bias(distances [V]) -> [H, V]`` such that ``bias`` equals
     ``toeplitz_bias(self.relative_bias, q_pos, k_pos)``. With it the model can run the
     encoding through FlexAttention's ``score_mod`` (a table lookup per logit, no
-    [H, T, T] bias) where FlexAttention is compiled (suite.model, ``AttentionPath.FLEX``)."""
+    [H, T, T] bias) where FlexAttention is compiled (suite.modeling.model, ``AttentionPath.FLEX``)."""
 
     def score(self, q, k, scores, q_pos, k_pos):
         """Edit the logits ``scores`` [B, H, Tq, Tk] (already scaled by 1/sqrt(Dh) and

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding
+from suite.encodings.base import ModelDims, PositionalEncoding
 
 EPS = 1e-6  # keeps the normaliser away from 0, as in the paper's code
 

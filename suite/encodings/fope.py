@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding
-from .rotary import turns_a_whole_period
+from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.rotary import turns_a_whole_period
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding
+from suite.encodings.base import ModelDims, PositionalEncoding
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Forgetting(PositionalEncoding):
     Params = ForgettingParams
     per_layer = True  # each layer its own gate
     # Exact with a key/value cache: the cache also holds the keys' cumulative log forget
-    # values, and a new token's continue them (suite.model.KVCache.append_decay).
+    # values, and a new token's continue them (suite.modeling.model.KVCache.append_decay).
     cacheable = True
 
     def __init__(self, params: ForgettingParams, dims: ModelDims):

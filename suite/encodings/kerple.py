@@ -8,7 +8,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding, toeplitz_bias
+from suite.encodings.base import ModelDims, PositionalEncoding, toeplitz_bias
 
 EPS = 1e-2  # the floor of r1 and r2, as in the authors' code
 

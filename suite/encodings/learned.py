@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
 
 
 @dataclass(frozen=True)

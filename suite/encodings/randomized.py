@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 import torch
 
-from .base import ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import checked_inner, inner_class
+from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.wrapper import checked_inner, inner_class
 
 EVAL_SEED = 0  # evaluation draws from a fixed generator, so evaluation is repeatable
 

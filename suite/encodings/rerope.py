@@ -8,8 +8,8 @@ from typing import Literal
 
 import torch
 
-from .base import ModelDims, PositionalEncoding, ScaleBehaviour
-from .rotary import Rotary, RotaryParams, default_inv_freq, rotate_half_split
+from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq, rotate_half_split
 
 
 @dataclass(frozen=True)

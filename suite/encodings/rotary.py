@@ -60,7 +60,7 @@ from typing import Callable, ClassVar, Literal
 
 import torch
 
-from .base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
 
 Scaling = Literal["none", "pi", "ntk", "yarn", "yarn_paper_ramp", "llama3", "dynamic_ntk", "dynamic_yarn"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .rotary import Frequencies, Rotary, RotaryParams, turns_a_whole_period
+from suite.encodings.rotary import Frequencies, Rotary, RotaryParams, turns_a_whole_period
 
 
 def resonance_inv_freq(inv_freq: torch.Tensor) -> torch.Tensor:

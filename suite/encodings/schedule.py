@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import build_inner, checked_inner
+from suite.encodings.base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.wrapper import build_inner, checked_inner
 
 
 @dataclass(frozen=True)

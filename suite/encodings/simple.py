@@ -9,7 +9,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from .base import ModelDims, NoParams, PositionalEncoding, toeplitz_bias
+from suite.encodings.base import ModelDims, NoParams, PositionalEncoding, toeplitz_bias
 
 
 class NoPE(PositionalEncoding):

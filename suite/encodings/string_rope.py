@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import ModelDims, PositionalEncoding, ScaleBehaviour
-from .rerope import rotate_by
-from .rotary import Rotary, RotaryParams, default_inv_freq
+from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.rerope import rotate_by
+from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .base import ModelDims, PositionalEncoding, toeplitz_bias
+from suite.encodings.base import ModelDims, PositionalEncoding, toeplitz_bias
 
 
 @dataclass(frozen=True)

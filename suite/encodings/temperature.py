@@ -25,8 +25,8 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from .base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from .wrapper import checked_inner, inner_class
+from suite.encodings.base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.wrapper import checked_inner, inner_class
 
 Kind = Literal["logn", "ssmax", "llama4", "mscale"]
 

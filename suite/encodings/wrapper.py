@@ -6,13 +6,13 @@ import dataclasses
 
 import pydantic
 
-from ..registry import did_you_mean
-from .base import PositionalEncoding
+from suite.core.registry import did_you_mean
+from suite.encodings.base import PositionalEncoding
 
 
 def inner_class(ref: str) -> type[PositionalEncoding]:
     """The registered (or ``module:Class``) encoding class ``ref`` names (KeyError if none)."""
-    from . import ENCODINGS  # the registry imports this module
+    from suite.encodings import ENCODINGS  # the registry imports this module
 
     return ENCODINGS.get(ref)
 

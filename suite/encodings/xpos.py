@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import ModelDims, PositionalEncoding
-from .rotary import default_inv_freq, rotate_half_split
+from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.rotary import default_inv_freq, rotate_half_split
 
 
 @dataclass(frozen=True)

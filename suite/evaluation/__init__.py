@@ -12,7 +12,7 @@ Importing this package imports torch but not Lightning, lm-eval or datasets: eac
 evaluator imports its heavy implementation inside ``evaluate``.
 """
 
-from . import extrapolation, glue_evaluator, lm_rolling, lmeval_task  # noqa: F401 (registration)
-from .base import EVALUATORS, EvalContext, EvalResult, Evaluator
+from suite.evaluation import extrapolation, glue_evaluator, lm_rolling, lmeval_task  # noqa: F401 (registration)
+from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator
 
 __all__ = ["EVALUATORS", "EvalContext", "EvalResult", "Evaluator"]

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..registry import Registry
-from ..rows import CurveRow, MetricRow
+from suite.core.registry import Registry
+from suite.results.rows import CurveRow, MetricRow
 
 if TYPE_CHECKING:
-    from ..grid import Evaluation
-    from ..model import Transformer
+    from suite.plan.grid import Evaluation
+    from suite.modeling.model import Transformer
 
 
 class Settings(BaseModel):

@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from ..model import Transformer
-from ..rows import CurveRow, MetricRow
-from .base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings, fits
+from suite.modeling.model import Transformer
+from suite.results.rows import CurveRow, MetricRow
+from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings, fits
 
 WINDOW_POLICY = "non-overlapping windows of exactly eval_len; every byte scored once; no carried context"
 LN2 = math.log(2)
@@ -103,7 +103,7 @@ class Extrapolation(Evaluator):
 
     @classmethod
     def evaluate(cls, model, context: EvalContext) -> EvalResult:
-        from ..data.corpus import load_corpus
+        from suite.data.corpus import load_corpus
 
         s = context.settings
         test = load_corpus(context.task.corpus)["test"]

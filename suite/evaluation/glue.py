@@ -26,14 +26,14 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader
 
-from . import glue_metrics
-from ..data.corpus import corpus_files
-from ..data.glue_tasks import build_task, eligible_lines, input_text
-from ..data.glue_tasks import get_task as get_offline_task
-from ..model import Transformer
-from ..rows import MetricRow
-from ..specs import CorpusSpec, GlueRecipe
-from ..train import device_settings, warmup_cosine
+from suite.evaluation import glue_metrics
+from suite.data.corpus import corpus_files
+from suite.data.glue_tasks import build_task, eligible_lines, input_text
+from suite.data.glue_tasks import get_task as get_offline_task
+from suite.modeling.model import Transformer
+from suite.results.rows import MetricRow
+from suite.specs import CorpusSpec, GlueRecipe
+from suite.training.fit import device_settings, warmup_cosine
 
 PAD = 0  # NUL: never part of a task's printable-ASCII text
 
@@ -144,7 +144,7 @@ def load_battery_task(name: str, recipe: GlueRecipe, seed: int):
         train_size, dev_size = (max(8, round(n * recipe.budget)) for n in (task.train_size, task.dev_size))
         train, dev = offline_task_data(name, seed, train_size, dev_size)
         return task, train, dev
-    from .glue_data import GLUE_TASKS, load_glue
+    from suite.data.glue_data import GLUE_TASKS, load_glue
 
     train, dev = load_glue(name, Path(recipe.glue_dir) if recipe.glue_dir else None, recipe.max_train, recipe.max_dev, seed)
     return GLUE_TASKS[name], train, dev
@@ -164,7 +164,7 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
         recipe, cut = recipe.model_copy(update={"max_len": limit}), f"; inputs cut to the encoding's {limit} positions"
     skippable: tuple[type[Exception], ...] = ()  # the offline battery is always there
     if recipe.battery == "glue":
-        from .glue_data import GlueUnavailable  # imports `datasets`: only when real GLUE is asked for
+        from suite.data.glue_data import GlueUnavailable  # imports `datasets`: only when real GLUE is asked for
 
         skippable = (GlueUnavailable,)
     for name in recipe.task_names():

@@ -8,8 +8,8 @@ the site says so.
 
 from __future__ import annotations
 
-from ..specs import GlueRecipe
-from .base import EVALUATORS, EvalContext, EvalResult, Evaluator
+from suite.specs import GlueRecipe
+from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator
 
 
 @EVALUATORS.register("glue")
@@ -20,6 +20,6 @@ class Glue(Evaluator):
 
     @classmethod
     def evaluate(cls, model, context: EvalContext) -> EvalResult:
-        from .glue import evaluate_glue
+        from suite.evaluation.glue import evaluate_glue
 
         return EvalResult(evaluate_glue(model, context.settings, context.seed, log=context.log))

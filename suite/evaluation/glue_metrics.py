@@ -23,7 +23,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from ..registry import did_you_mean
+from suite.core.registry import did_you_mean
 
 if TYPE_CHECKING:
     from suite.data.glue_tasks import GlueTask

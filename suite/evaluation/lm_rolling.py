@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings
+from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings
 
 
 class LmRollingSettings(Settings):
@@ -20,8 +20,8 @@ class LmRolling(Evaluator):
 
     @classmethod
     def evaluate(cls, model, context: EvalContext) -> EvalResult:
-        from ..data.corpus import load_corpus
-        from .lmeval_tasks import evaluate_lm_rolling
+        from suite.data.corpus import load_corpus
+        from suite.evaluation.lmeval_tasks import evaluate_lm_rolling
 
         s = context.settings
         test = load_corpus(context.task.corpus)["test"]

@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from ..model import KVCache, Transformer
+from suite.modeling.model import KVCache, Transformer
 
 POLICY = {
     "loglikelihood": "context+continuation left-truncated to the last eval_len inputs; the continuation's bytes "
@@ -126,7 +126,7 @@ class PosBenchLM(LM):
         if (model is None) == (checkpoint is None):
             raise ValueError("give exactly one of model (with train_len) or checkpoint")
         if checkpoint is not None:
-            from ..train import load_checkpoint  # Lightning is imported only when a checkpoint is read
+            from suite.training.fit import load_checkpoint  # Lightning is imported only when a checkpoint is read
 
             module = load_checkpoint(Path(checkpoint))
             model, train_len = module.model, module.run.train.seq_len

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..registry import did_you_mean
-from .base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings
+from suite.core.registry import did_you_mean
+from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings
 
 
 class LmEvalTaskSettings(Settings):
@@ -19,7 +19,7 @@ class LmEvalTaskSettings(Settings):
     @field_validator("task")
     @classmethod
     def _known(cls, name: str) -> str:
-        from ..data.synthetic import TASKS
+        from suite.data.synthetic import TASKS
 
         if name not in TASKS:
             raise ValueError(f"unknown task '{name}'{did_you_mean(name, TASKS)}; known: {', '.join(TASKS)}")
@@ -35,7 +35,7 @@ class LmEvalTask(Evaluator):
 
     @classmethod
     def evaluate(cls, model, context: EvalContext) -> EvalResult:
-        from .lmeval_tasks import evaluate_tasks
+        from suite.evaluation.lmeval_tasks import evaluate_tasks
 
         s = context.settings
         rows = evaluate_tasks(model, context.train_len, [s.task], [context.evaluation.scale], n=s.examples,

@@ -50,12 +50,12 @@ from pathlib import Path
 import torch
 import yaml
 
-from ..data.synthetic import get_task, generate
-from .extrapolation import evaluation_span
-from .lmeval_adapter import POLICY, PosBenchLM, bytes_as_latin1
-from ..model import Transformer
-from ..rows import MetricRow
-from .base import fits
+from suite.data.synthetic import get_task, generate
+from suite.evaluation.extrapolation import evaluation_span
+from suite.evaluation.lmeval_adapter import POLICY, PosBenchLM, bytes_as_latin1
+from suite.modeling.model import Transformer
+from suite.results.rows import MetricRow
+from suite.evaluation.base import fits
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "tasks" / "lmeval"
 BREAKDOWNS: Mapping[str, str] = {"passkey": "depth"}

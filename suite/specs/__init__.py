@@ -13,7 +13,7 @@ Spec kinds and where they live (relative to the project root):
 * ``grids/<name>.yaml``     -> :class:`GridSpec`, which names the others
 
 Loading never runs code from outside the package when imports are off
-(:func:`suite.registry.no_imports`, what ``posbench validate`` does without
+(:func:`suite.core.registry.no_imports`, what ``posbench validate`` does without
 ``--import``): an external ``impl:`` is then checked for its form and that its file
 exists, and its params are left for ``--import`` to check. Every number is bounded
 (no NaN or infinity, integers within what torch and the store can hold, sizes within
@@ -23,10 +23,10 @@ unless it gives an absolute path.
 
 from __future__ import annotations
 
-from ..yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
-from .base import Spec, MAX_SEED, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
-from .encoding import Conformance, EncodingSpec, check_params, spec_project_root, check_impl_form, check_implementation, load_encoding
-from .tasks import SizeSpec, CorpusSpec, TaskSpec, load_size, load_task
-from .grid import TrainRecipe, EvalRecipe, glue_task_names, GlueRecipe, EvaluationEntry, GridSpec, SPEC_NAME, Project, Grid, load_grid, load_trained_as, validate_path
+from suite.core.yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
+from suite.specs.base import Spec, MAX_SEED, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
+from suite.specs.encoding import Conformance, EncodingSpec, check_params, spec_project_root, check_impl_form, check_implementation, load_encoding
+from suite.specs.tasks import SizeSpec, CorpusSpec, TaskSpec, load_size, load_task
+from suite.specs.grid import TrainRecipe, EvalRecipe, glue_task_names, GlueRecipe, EvaluationEntry, GridSpec, SPEC_NAME, Project, Grid, load_grid, load_trained_as, validate_path
 
 __all__ = ['Conformance', 'CorpusSpec', 'EncodingSpec', 'EvalRecipe', 'EvaluationEntry', 'GlueRecipe', 'Grid', 'GridSpec', 'MAX_BATCH', 'MAX_LAYERS', 'MAX_LENGTH', 'MAX_SCALE', 'MAX_SEED', 'MAX_STEPS', 'MAX_TOKENS', 'MAX_WIDTH', 'Project', 'SPEC_NAME', 'SizeSpec', 'Spec', 'SpecError', 'SpecErrors', 'TaskSpec', 'TrainRecipe', 'YamlDoc', 'check_impl_form', 'check_implementation', 'check_params', 'glue_task_names', 'load_encoding', 'load_grid', 'load_size', 'load_task', 'load_trained_as', 'read_yaml', 'spec_project_root', 'validate_path']

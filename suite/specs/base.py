@@ -5,8 +5,8 @@ from __future__ import annotations
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from ..registry import did_you_mean
-from ..yamldoc import SpecError, YamlDoc
+from suite.core.registry import did_you_mean
+from suite.core.yamldoc import SpecError, YamlDoc
 
 
 def _pydantic_errors(doc: YamlDoc, exc: pydantic.ValidationError, prefix: tuple = (), fields=None) -> list[SpecError]:

@@ -11,9 +11,9 @@ from typing import Any, Literal
 import pydantic
 from pydantic import Field
 
-from ..registry import NotImported, did_you_mean, parse_ref, resolve_file
-from ..yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
-from .base import _pydantic_errors, _validate, Spec
+from suite.core.registry import NotImported, did_you_mean, parse_ref, resolve_file
+from suite.core.yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
+from suite.specs.base import _pydantic_errors, _validate, Spec
 
 
 # -- encodings --------------------------------------------------------------------
@@ -30,14 +30,14 @@ class Conformance(Spec):
 
 
 class TrainPositions(Spec):
-    """A training-time position-id transform (suite.position_transforms)."""
+    """A training-time position-id transform (suite.encodings.position_transforms)."""
 
     impl: str
     params: dict[str, Any] = {}
 
     @pydantic.model_validator(mode="after")
     def _builds(self):
-        from ..position_transforms import build_transform
+        from suite.encodings.position_transforms import build_transform
 
         build_transform(self.impl, self.params)  # ValueError: unknown impl or parameter, failed check
         return self
@@ -65,7 +65,7 @@ class EncodingSpec(Spec):
         return cls.Params(**self.params)
 
     def implementation(self):
-        from ..encodings import ENCODINGS
+        from suite.encodings import ENCODINGS
 
         return ENCODINGS.get(self.impl, relative_to=Path(self.source).parent if self.source else None)
 
@@ -99,7 +99,7 @@ def spec_project_root(source: Path) -> Path:
 def check_impl_form(spec: EncodingSpec, doc: YamlDoc) -> list[SpecError]:
     """An external ``impl:`` without importing it: its form, its file (inside the spec's
     project unless the path is absolute) or its module's top-level package."""
-    from ..encodings import ENCODINGS
+    from suite.encodings import ENCODINGS
 
     if ENCODINGS.is_registered(spec.impl) or ":" not in spec.impl:
         return []
@@ -148,7 +148,7 @@ def load_encoding(path: Path) -> EncodingSpec:
 
 def _check_loaded_implementation(spec: EncodingSpec, doc: YamlDoc) -> list[SpecError]:
     """The implementation's own checks and its params' (nothing when imports are off
-    and the implementation is external: see :func:`suite.registry.no_imports`)."""
+    and the implementation is external: see :func:`suite.core.registry.no_imports`)."""
     try:
         cls = spec.implementation()
     except NotImported:

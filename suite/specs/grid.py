@@ -10,11 +10,11 @@ from typing import Annotated, Any, Literal
 import pydantic
 from pydantic import Field
 
-from ..registry import did_you_mean
-from ..yamldoc import SpecError, SpecErrors, read_yaml
-from .base import _validate, Spec, MAX_SEED, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
-from .encoding import EncodingSpec, load_encoding
-from .tasks import SizeSpec, TaskSpec, load_size, load_task
+from suite.core.registry import did_you_mean
+from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
+from suite.specs.base import _validate, Spec, MAX_SEED, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
+from suite.specs.encoding import EncodingSpec, load_encoding
+from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
 
 
 # -- grids ----------------------------------------------------------------------------
@@ -29,7 +29,7 @@ class TrainRecipe(Spec):
     weight_decay: float = Field(0.1, ge=0)
     grad_clip: float = Field(1.0, gt=0)
     # torch.compile the model (inductor): how the steps run, not what they compute, so it
-    # is not part of the run id (suite.grid.TrainingRun.content); recorded in the run's provenance
+    # is not part of the run id (suite.plan.grid.TrainingRun.content); recorded in the run's provenance
     compile: bool = False
 
 
@@ -45,9 +45,9 @@ def glue_task_names(battery: str) -> tuple[str, ...]:
     """The battery's tasks, as the modules that build them define them (imported lazily:
     real GLUE pulls in `datasets`, which a spec check should not pay for up front)."""
     if battery == "offline":
-        from ..data.glue_tasks import TASKS
+        from suite.data.glue_tasks import TASKS
     else:
-        from ..evaluation.glue_data import GLUE_TASKS as TASKS
+        from suite.data.glue_data import GLUE_TASKS as TASKS
     return tuple(TASKS)
 
 
@@ -99,7 +99,7 @@ class GridSpec(Spec):
     glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
     evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
     # GiB of memory on the machine that runs each piece (a cluster's GPU), for the check that a
-    # training run fits (suite.spec_limits); None: this machine's RAM or GPU memory
+    # training run fits (suite.plan.limits); None: this machine's RAM or GPU memory
     device_memory_gib: float | None = Field(None, gt=0)
 
 

@@ -8,9 +8,9 @@ from typing import Literal
 import pydantic
 from pydantic import Field
 
-from ..registry import did_you_mean
-from ..yamldoc import SpecErrors, read_yaml
-from .base import _validate, Spec, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
+from suite.core.registry import did_you_mean
+from suite.core.yamldoc import SpecErrors, read_yaml
+from suite.specs.base import _validate, Spec, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
 
 
 # -- model sizes and tasks ------------------------------------------------------------
@@ -79,7 +79,7 @@ class TaskSpec(Spec):
     @pydantic.field_validator("generator")
     @classmethod
     def _known_generator(cls, generator: str | None) -> str | None:
-        from ..data.synthetic import TASKS
+        from suite.data.synthetic import TASKS
 
         if generator is not None and generator not in TASKS:
             raise ValueError(f"unknown generator '{generator}'{did_you_mean(generator, TASKS)}; known: {', '.join(TASKS)}")

@@ -10,12 +10,12 @@ from pathlib import Path
 import datasets
 import pytest
 
-from suite.cli import main
+from suite.cli.main import main
 from suite.data import hf_corpus
 from suite.data.corpus import DOCUMENT_SEPARATOR, SPLITS
 from suite.specs import CorpusSpec, load_task
 
-from ..conftest import write_yaml
+from tests.conftest import write_yaml
 
 TEXTS = {
     "train": ["def f(x):\n    return x + 1\n" * 40, "Ünïcödé text, twice.\n" * 30, "", "class A:\n    pass\n" * 50],

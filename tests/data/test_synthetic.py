@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from suite.data.synthetic import TASKS, Example, generate, get_task
 
-from .test_ruler_tasks import SOLVERS as RULER_SOLVERS
+from tests.data.test_ruler_tasks import SOLVERS as RULER_SOLVERS
 
 LENGTHS = [0, 1, 2, 3, 50, 64, 100, 255, 256, 1023, 1024, 4096, 16384]
 PASSKEY_QUESTION = " Pass key:"

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from suite.encodings import ModelDims
-from suite.model import ModelConfig, Transformer
+from suite.modeling.model import ModelConfig, Transformer
 from suite.specs import load_encoding
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,8 +19,8 @@ CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=16)
 
 @cache
 def golden(name: str) -> dict:
-    """tests/encodings/golden/<name>.json, written by scripts/golden/*.py."""
-    return json.loads((Path(__file__).parent / "golden" / f"{name}.json").read_text())
+    """tests/golden/<name>.json, written by scripts/golden/*.py."""
+    return json.loads((Path(__file__).parents[1] / "golden" / f"{name}.json").read_text())
 
 
 def dims(head_dim: int = 16, n_heads: int = 1, train_len: int = 64) -> ModelDims:

@@ -15,7 +15,7 @@ from suite.encodings.fire import fire_normalized_distance
 from suite.encodings.simple import alibi_slopes, sandwich_kernel
 from suite.encodings.t5 import t5_causal_bucket
 
-from .helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import build_model, dims, encoding, golden
 
 TOL = dict(rtol=1e-5, atol=1e-5)  # every reference here ran in float64
 TRANSLATION_INVARIANT = ["alibi", "t5", "kerple-log", "kerple-power", "sandwich", "sandwich-d128"]

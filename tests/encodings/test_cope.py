@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from suite.encodings.cope import cope_positions, interpolated_logits
-from suite.model import causal_float_mask
+from suite.modeling.model import causal_float_mask
 
-from .helpers import dims, encoding, golden
-from .test_bias import TOL, assert_lower_close
+from tests.encodings.helpers import dims, encoding, golden
+from tests.encodings.test_bias import TOL, assert_lower_close
 
 SPECS = {False: "cope", True: "cope-nodiv"}  # the reference's --cope-nodiv is our cope-nodiv
 

@@ -8,9 +8,9 @@ import math
 import torch
 
 from suite.encodings import ENCODINGS
-from suite.model import ModelConfig
+from suite.modeling.model import ModelConfig
 
-from .helpers import golden
+from tests.encodings.helpers import golden
 
 Fope = ENCODINGS.get("fope")
 

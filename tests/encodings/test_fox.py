@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 
 from suite.encodings import ENCODINGS
-from suite.model import AttentionPath, ModelConfig, attend
+from suite.modeling.model import AttentionPath, ModelConfig, attend
 
-from .helpers import build_model, golden
+from tests.encodings.helpers import build_model, golden
 
 Forgetting = ENCODINGS.get("forgetting")
 

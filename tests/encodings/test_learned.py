@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from suite.encodings import ScaleBehaviour
-from suite.model import AttentionPath
+from suite.modeling.model import AttentionPath
 
-from .helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import build_model, dims, encoding, golden
 
 
 def test_table_defaults_to_the_training_length_and_is_the_max_length():

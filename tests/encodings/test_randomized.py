@@ -11,10 +11,10 @@ import torch
 
 from suite.encodings import ENCODINGS
 from suite.encodings.randomized import Randomized, RandomizedParams
-from suite.model import AttentionPath, ModelConfig, Transformer
+from suite.modeling.model import AttentionPath, ModelConfig, Transformer
 from suite.specs import SpecErrors, load_encoding
 
-from .helpers import dims, golden
+from tests.encodings.helpers import dims, golden
 
 
 def wrapped(inner="rotary", inner_params=None, d=None, **params):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq, llama3_inv_freq
 
-from .helpers import dims, encoding, golden, logits_matrix
+from tests.encodings.helpers import dims, encoding, golden, logits_matrix
 
 STATIC = ["rope", "rope-partial", "rope-pi", "rope-ntk", "yarn", "yarn-paper-ramp", "rope-llama3"]
 ROTARY_SPECS = STATIC + ["rope-dynamic-ntk", "yarn-dynamic"]

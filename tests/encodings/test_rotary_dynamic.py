@@ -9,9 +9,9 @@ import math
 import pytest
 import torch
 
-from suite.model import AttentionPath, ModelConfig, Transformer
+from suite.modeling.model import AttentionPath, ModelConfig, Transformer
 
-from .helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import build_model, dims, encoding, golden
 
 DYNAMIC = {"rope-dynamic-ntk": "rope-ntk", "yarn-dynamic": "yarn"}  # and the static spec each follows per query
 L, T = 8, 32

@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 
-from .helpers import dims, encoding, golden
+from tests.encodings.helpers import dims, encoding, golden
 
 
 def f64(values) -> torch.Tensor:

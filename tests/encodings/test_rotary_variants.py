@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from suite.encodings.rerope import logn_scale
-from suite.model import Attention, AttentionPath, ModelConfig, causal_float_mask
+from suite.modeling.model import Attention, AttentionPath, ModelConfig, causal_float_mask
 
-from .helpers import dims, encoding, golden, logits_matrix
+from tests.encodings.helpers import dims, encoding, golden, logits_matrix
 
 TOL = {"rtol": 1e-5, "atol": 1e-5}
 
@@ -177,7 +177,7 @@ def test_rerope_logits_are_the_reference_patches(case):
 
 @pytest.mark.parametrize("case", [0, 1], ids=["rerope", "leaky"])
 def test_rerope_attention_output_is_the_reference_patches(case):
-    """What the model applies: suite.model.Attention on its explicit path gives the
+    """What the model applies: suite.modeling.model.Attention on its explicit path gives the
     patched LlamaAttention's output for the same weights and hidden states."""
     g, c, enc, attn = rerope_case(case)
     x = f64(c["hidden"])[None]  # [1, T, D]

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from suite.encodings import ENCODINGS
-from suite.model import AttentionPath, ModelConfig, attend
+from suite.modeling.model import AttentionPath, ModelConfig, attend
 
-from .helpers import build_model, golden
+from tests.encodings.helpers import build_model, golden
 
 StringRope = ENCODINGS.get("string")
 

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from suite.encodings.rerope import logn_scale
-from suite.model import AttentionPath
+from suite.modeling.model import AttentionPath
 
-from .helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import build_model, dims, encoding, golden
 
 POSITIONS = torch.tensor(golden("temperature")["positions"])
 

@@ -1,0 +1,209 @@
+"""The SLURM executor: one job array over a grid's pending training runs.
+
+``posbench run GRID --executor slurm`` writes, under ``results/slurm/<timestamp>/``,
+
+* ``manifest.json``: the training runs with work left, each with the evaluations on it
+  still to do (:mod:`suite.execution.manifest`). Evaluations run inside their run's task, right
+  after training, on the weights in memory: no dependent array, no second queue wait;
+* ``job.sbatch``: ``#SBATCH --array=0-N%K`` with ``--requeue`` and
+  ``--signal=SIGUSR1@90``; each task runs ``srun posbench run-one MANIFEST
+  $SLURM_ARRAY_TASK_ID`` (one srun task per device, so Lightning's SLURMEnvironment
+  sees the ranks and owns DDP and requeue);
+
+submits it with ``sbatch --parsable`` and writes ``job_id`` beside them. Logs go to
+``<that folder>/<job id>_<task>.out``, appended to across requeues. Tasks write record
+files only; ``posbench status GRID --ingest`` builds the database once they are there.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pydantic
+import yaml
+
+from suite.execution.manifest import manifest_of, write_manifest
+from suite.execution.executors import EXECUTORS, Executor
+
+PROFILES_FILE = "slurm-profiles.yaml"
+
+
+class Profile(pydantic.BaseModel):
+    """A named set of sbatch settings in slurm-profiles.yaml; command-line options override it."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None  # sbatch's --time, e.g. "04:00:00"
+    nodes: int = pydantic.Field(1, ge=1)  # nodes per training run (DDP across them)
+    gpus_per_node: int = pydantic.Field(0, ge=0)  # 0: CPU; G: G srun tasks per node, one GPU each
+    cpus_per_task: int | None = pydantic.Field(None, ge=1)
+    max_concurrent: int | None = pydantic.Field(None, ge=1)  # the array's %K
+    sbatch_extra: tuple[str, ...] = ()  # more #SBATCH lines, e.g. "--mem=32G"
+
+
+def load_profile(path: Path, name: str | None) -> Profile:
+    if name is None:
+        return Profile()
+    if not path.is_file():
+        raise FileNotFoundError(f"--profile {name}: no profiles file {path}")
+    profiles = (yaml.safe_load(path.read_text()) or {}).get("profiles") or {}
+    if name not in profiles:
+        from suite.core.registry import did_you_mean
+
+        raise KeyError(f"{path}: no profile '{name}'{did_you_mean(name, list(profiles))}; known: {', '.join(profiles)}")
+    try:
+        return Profile.model_validate(profiles[name])
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"{path}: profile '{name}': {problems}") from None
+
+
+def settings_from(args, root: Path) -> Profile:
+    """The profile (if any), with every option given on the command line on top."""
+    profile = load_profile(Path(args.profiles_file) if args.profiles_file else root / PROFILES_FILE, args.profile)
+    given = {field: getattr(args, field) for field in Profile.model_fields if getattr(args, field) not in (None, [])}
+    if "sbatch_extra" in given:
+        given["sbatch_extra"] = (*profile.sbatch_extra, *given["sbatch_extra"])
+    return Profile.model_validate({**profile.model_dump(), **given})
+
+
+def sbatch_script(settings: Profile, n_tasks: int, folder: Path, manifest: Path, root: Path, name: str) -> str:
+    """The job-array script: one task per manifest entry."""
+    devices = max(1, settings.gpus_per_node)
+    limit = f"%{settings.max_concurrent}" if settings.max_concurrent else ""
+    lines = [f"--job-name=posbench-{name}", f"--array=0-{n_tasks - 1}{limit}", f"--nodes={settings.nodes}",
+             f"--ntasks-per-node={devices}", "--requeue", "--signal=SIGUSR1@90", "--open-mode=append",
+             f"--output={folder}/%A_%a.out"]
+    lines += [f"--{flag}={value}" for flag, value in (("partition", settings.partition), ("account", settings.account),
+                                                       ("time", settings.time), ("cpus-per-task", settings.cpus_per_task))
+              if value is not None]
+    lines += [f"--gpus-per-node={settings.gpus_per_node}"] if settings.gpus_per_node else []
+    lines += [line.removeprefix("#SBATCH").strip() for line in settings.sbatch_extra]
+    task = [sys.executable, "-m", "suite.cli.main", "--root", str(root), "run-one", str(manifest)]
+    srun = (f"srun {shlex.join(task)} \"$SLURM_ARRAY_TASK_ID\" "
+            f"--devices {devices} --nodes {settings.nodes}")
+    return "\n".join([
+        "#!/bin/bash",
+        f"# posbench: {n_tasks} training run(s) of grid {name} with their evaluations (written by posbench run)",
+        *(f"#SBATCH {line}" for line in lines),
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(root))}",
+        'if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"; fi',
+        'echo "posbench: task $SLURM_ARRAY_TASK_ID of array $SLURM_ARRAY_JOB_ID on $(hostname),'
+        ' restart ${SLURM_RESTART_COUNT:-0}, $(date -Is)"',
+        srun,
+        "",
+    ])
+
+
+def new_submission_folder(project) -> Path:
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for n in range(100):
+        folder = project.results / "slurm" / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{project.results / 'slurm'}: no free folder for {stamp}")
+
+
+@EXECUTORS.register("slurm")
+class Slurm(Executor):
+    """Submits the pending work as one SLURM job array and returns; records arrive later."""
+
+    submits = True
+
+    @staticmethod
+    def add_arguments(parser) -> None:
+        group = parser.add_argument_group("slurm executor (see slurm-profiles.yaml)")
+        group.add_argument("--profile", help=f"slurm: a named profile in {PROFILES_FILE} at the project root")
+        group.add_argument("--profiles-file", help=f"slurm: the profiles file (default <root>/{PROFILES_FILE})")
+        group.add_argument("--partition", help="slurm: partition")
+        group.add_argument("--account", help="slurm: account to charge")
+        group.add_argument("--time", help="slurm: time limit per task, e.g. 04:00:00")
+        group.add_argument("--nodes", type=int, help="slurm: nodes per training run (default 1)")
+        group.add_argument("--gpus-per-node", dest="gpus_per_node", type=int,
+                           help="slurm: GPUs per node, one srun task (DDP rank) each (default 0: CPU, one task)")
+        group.add_argument("--cpus-per-task", dest="cpus_per_task", type=int, help="slurm: CPUs per srun task")
+        group.add_argument("--max-concurrent", dest="max_concurrent", type=int, metavar="K",
+                           help="slurm: at most K array tasks at once (the array's %%K)")
+        group.add_argument("--sbatch-extra", dest="sbatch_extra", action="append", default=[], metavar="LINE",
+                           help="slurm: one more #SBATCH line, e.g. --sbatch-extra=--mem=32G (repeatable)")
+        group.add_argument("--dry-run", action="store_true", help="slurm: write and print the script and manifest; submit nothing")
+
+    def run(self, plan, project, console, args) -> int:
+        try:
+            settings = settings_from(args, project.root)
+        except (KeyError, ValueError) as exc:
+            console.print(f"[red]error[/]: {exc.args[0]}", markup=False)
+            return 1
+        grid_name = Path(args.grid).stem
+        manifest = manifest_of(plan, project, str(Path(args.grid).resolve()), args.retry_failed)
+        if not manifest.entries:
+            console.print("nothing to submit: every piece has a record")
+            return 0
+        folder = new_submission_folder(project)
+        manifest_path = write_manifest(manifest, folder / "manifest.json")
+        script = folder / "job.sbatch"
+        script.write_text(sbatch_script(settings, len(manifest.entries), folder, manifest_path, project.root, grid_name))
+        console.print(f"manifest: {manifest_path} ({len(manifest.entries)} training run(s), "
+                      f"{sum(len(e.evaluations) for e in manifest.entries)} evaluation(s) inside their run's task)")
+        for i, entry in enumerate(manifest.entries):
+            console.print(f"  [dim]{i}[/] {entry.runs[0].label} [dim]{entry.runs[0].run_id}[/]: "
+                          f"{len(entry.evaluations)} evaluation(s)")
+        if args.dry_run:
+            console.print(f"sbatch script {script} (dry run: not submitted):")
+            console.print(script.read_text(), markup=False, highlight=False, soft_wrap=True)
+            return 0
+        return submit(script, folder, console, Path(args.grid))
+
+
+def submit(script: Path, folder: Path, console, grid: Path) -> int:
+    if shutil.which("sbatch") is None:
+        console.print(f"[red]sbatch not found[/]: submit {script} on a machine with SLURM")
+        return 1
+    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True)
+    if done.returncode:
+        console.print(f"[red]sbatch failed[/] ({done.returncode}): {done.stderr.strip()}", markup=False)
+        return 1
+    job_id = done.stdout.strip().split(";")[0]
+    (folder / "job_id").write_text(job_id + "\n")
+    console.print(f"submitted job array [bold]{job_id}[/]; logs: {folder}/{job_id}_<task>.out")
+    console.print(f"watch: posbench status {grid}   (and squeue -j {job_id}); "
+                  f"when it is done: posbench status {grid} --ingest")
+    return 0
+
+
+def submitted_jobs(project) -> list[tuple[Path, str]]:
+    """(submission folder, job id) of every array submitted from this results folder, oldest first."""
+    return [(p.parent, p.read_text().strip()) for p in sorted((project.results / "slurm").glob("*/job_id"))]
+
+
+def job_states(job_id: str) -> dict[str, int]:
+    """State -> number of the array's tasks, from squeue (queued and running) and sacct
+    (finished, where accounting is on); {} when neither command is here."""
+    states: dict[str, int] = {}
+    seen: set[str] = set()
+    commands = [["squeue", "-h", "-r", "-j", job_id, "-o", "%i %T"],
+                ["sacct", "-n", "-X", "-P", "-j", job_id, "-o", "JobID,State"]]
+    for command in commands:
+        if shutil.which(command[0]) is None:
+            continue
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            continue
+        for line in done.stdout.splitlines():
+            task, _, state = line.replace("|", " ").partition(" ")
+            if task and task not in seen:
+                seen.add(task)
+                state = state.split()[0] if state.split() else "?"
+                states[state] = states.get(state, 0) + 1
+    return states

@@ -1,0 +1,248 @@
+"""Doing a plan's work: train what has no record, evaluate what has no record.
+
+One training run at a time: its checkpoint is trained (or loaded, when its record
+says done) once, then every pending evaluation on it runs, each writing its own
+record. A failure (an exception, a non-finite loss) is a ``failed`` record with the
+reason, the traceback and the step; the plan goes on. Failed pieces are redone only
+when asked (``retry_failed``). The evaluations of a run whose training failed wait
+for it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.execution.claims import try_claim
+from suite.plan.grid import Evaluation, Plan, TrainingRun
+from suite.results.rows import metric_info
+from suite.results.records import SCHEMA_VERSION, git_commit, package_versions, status_of, write_record
+from suite.specs import Project
+from suite.plan.task_kinds import kind_of
+
+
+@dataclass
+class Progress:
+    """What a pass over a plan did."""
+
+    trained: list[dict] = field(default_factory=list)
+    evaluated: list[dict] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[dict]:
+        return [r for r in self.trained + self.evaluated if r["status"] == "failed"]
+
+
+def run_path(project: Project, run: TrainingRun) -> Path:
+    return project.runs / f"{run.run_id}.json"
+
+
+def eval_path(project: Project, evaluation: Evaluation) -> Path:
+    return project.evals / f"{evaluation.eval_id}.json"
+
+
+def needs_training(run: TrainingRun, project: Project, retry_failed: bool) -> bool:
+    status = status_of(run_path(project, run), "training_run")
+    if status == "done":
+        return not (project.checkpoints / f"{run.run_id}.ckpt").is_file()  # a lost checkpoint is trained again
+    return status == "todo" or retry_failed
+
+
+def pending(plan: Plan, project: Project, retry_failed: bool, attempted: frozenset = frozenset()) -> dict[str, list[Evaluation]]:
+    """run_id -> its evaluations still to do, for every run with work left (training or
+    evaluation). Pieces in ``attempted`` (tried by this process already) are not redone;
+    nor are the evaluations of a run whose training failed and is not retried."""
+    wanted = {"todo", "failed"} if retry_failed else {"todo"}
+    out: dict[str, list[Evaluation]] = {}
+    for run in plan.runs:
+        train = run.run_id not in attempted and needs_training(run, project, retry_failed)
+        blocked = not train and status_of(run_path(project, run), "training_run") != "done"
+        todo = [] if blocked else [e for e in plan.evaluations_of(run) if e.eval_id not in attempted
+                                   and status_of(eval_path(project, e), "evaluation") in wanted]
+        if train or todo:
+            out[run.run_id] = todo
+    return out
+
+
+def failed_pieces(plan: Plan, project: Project) -> int:
+    """How many of the plan's training runs and evaluations are recorded as failed."""
+    return (sum(status_of(run_path(project, r), "training_run") == "failed" for r in plan.runs)
+            + sum(status_of(eval_path(project, e), "evaluation") == "failed" for e in plan.evaluations))
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _failure(exc: BaseException, project: Project, name: str) -> dict:
+    """The fields of a failed record; the traceback also goes to results/logs/<name>.log."""
+    from suite.training.fit import TrainingFailed
+
+    text = traceback.format_exc()
+    project.logs.mkdir(parents=True, exist_ok=True)
+    log = project.logs / f"{name}.log"
+    log.write_text(text)
+    step = exc.step if isinstance(exc, TrainingFailed) else None
+    reason = str(exc) if isinstance(exc, TrainingFailed) else f"{type(exc).__name__}: {exc}"
+    return {"status": "failed", "reason": reason, "step": step, "traceback": text,
+            "log": _display_path(log, project.root)}
+
+
+def _display_path(path: Path, root: Path) -> str:
+    return str(path.relative_to(root) if path.is_relative_to(root) else path)
+
+
+def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **trainer_overrides):
+    """Train ``run``; write its record. Returns (record, trained LightningModule or None)."""
+    from suite.training.fit import fit
+
+    record = {
+        "schema_version": SCHEMA_VERSION, "kind": "training_run", "run_id": run.run_id, "run": run.to_dict(),
+        "content": run.content(), "encoding": run.encoding.name, "display_name": run.encoding.display_name,
+        "family": run.encoding.family, "size": run.size.name, "task": run.task.name, "seed": run.seed,
+        "provenance": {"git_commit": git_commit(project.root), "versions": package_versions(),
+                       "corpus": kind_of(run.task).description(run.task), "corpus_fingerprint": run.data_fingerprint},
+    }
+    start, module = time.perf_counter(), None
+    try:
+        result = fit(run, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
+        module = result.module.eval()
+        record.update(status="done", reason=None, checkpoint=_display_path(result.checkpoint, project.root))
+        record["provenance"].update(result.stats)
+    except Exception as exc:  # recorded, never lost: the plan goes on
+        record.update(_failure(exc, project, f"run-{run.run_id}"))
+    record["provenance"].update(wall_s=time.perf_counter() - start, finished_at=_now())
+    write_record(record, project.runs)
+    return record, module
+
+
+def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> dict:
+    """Run one evaluation on the trained module; write and return its record."""
+    from suite.evaluation import EVALUATORS, EvalContext
+    from suite.training.fit import model_for
+
+    evaluator = EVALUATORS.get(evaluation.evaluator)
+    encoding, run = evaluation.encoding, evaluation.run
+    record = {
+        "schema_version": SCHEMA_VERSION, "kind": "evaluation", "eval_id": evaluation.eval_id, "run_id": run.run_id,
+        "evaluation": evaluation.to_dict(), "content": evaluation.content(), "evaluator": evaluation.evaluator,
+        "settings": evaluation.settings, "scale": evaluation.scale, "encoding": encoding.name,
+        "display_name": encoding.display_name, "family": encoding.family, "paper": encoding.paper,
+        "trained_as": run.encoding.name, "checkpoint_level": not evaluator.uses_eval_encoding,
+        "size": run.size.name, "task": run.task.name, "seed": run.seed, "metrics": [], "curves": [],
+    }
+    start = time.perf_counter()
+    try:
+        model = model_for(encoding, trained)
+        context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
+                              project.results / "lmeval" / run.run_id, log)
+        result = evaluator.evaluate(model, context)
+        record.update(status="done", reason=None, metrics=[m.as_dict() for m in result.metrics],
+                      curves=[c.as_dict() for c in result.curves],
+                      scale_behaviour=model.encodings[0].scale_behaviour.value, max_length=model.encodings[0].max_length())
+    except Exception as exc:  # recorded, never lost
+        record.update(_failure(exc, project, f"eval-{evaluation.eval_id}"))
+    record["provenance"] = {"git_commit": git_commit(project.root), "versions": package_versions(),
+                            "wall_s": time.perf_counter() - start, "finished_at": _now()}
+    write_record(record, project.evals)
+    return record
+
+
+class _Pass:
+    """One process's work on a plan: what it tried, and whether it waited on others."""
+
+    def __init__(self, project: Project, console, retry_failed: bool, progress_bar: bool):
+        self.project, self.console, self.retry_failed, self.progress_bar = project, console, retry_failed, progress_bar
+        self.attempted: set[str] = set()
+        self.progress = Progress()
+        self.waiting = False
+
+    def claim(self, name: str):
+        claim = try_claim(self.project.claims, name)
+        if claim is None:
+            self.waiting = True  # another process has it: come back when it is done or stale
+        return claim
+
+    def train(self, run: TrainingRun):
+        """The trained module for ``run`` (trained now if this process holds its claim), or None."""
+        if not needs_training(run, self.project, self.retry_failed) or run.run_id in self.attempted:
+            if status_of(run_path(self.project, run), "training_run") != "done":
+                return None
+            from suite.training.fit import load_checkpoint
+
+            return load_checkpoint(self.project.checkpoints / f"{run.run_id}.ckpt")
+        claim = self.claim(f"run-{run.run_id}")
+        if claim is None:
+            return None
+        with claim:
+            if not needs_training(run, self.project, self.retry_failed):  # finished by another meanwhile
+                return self.train(run)
+            self.attempted.add(run.run_id)
+            record, module = train_run(run, self.project, progress_bar=self.progress_bar)
+        self.progress.trained.append(record)
+        report_training(self.console, record)
+        return module
+
+    def evaluate(self, evaluation: Evaluation, module) -> None:
+        claim = self.claim(f"eval-{evaluation.eval_id}")
+        if claim is None:
+            return
+        with claim:
+            wanted = {"todo", "failed"} if self.retry_failed else {"todo"}
+            if status_of(eval_path(self.project, evaluation), "evaluation") not in wanted:
+                return  # recorded by another process meanwhile
+            self.attempted.add(evaluation.eval_id)
+            record = evaluate(evaluation, module, self.project, log=self.console.print)
+        self.progress.evaluated.append(record)
+        report_evaluation(self.console, record)
+
+
+def run_plan(plan: Plan, project: Project, console, retry_failed: bool = False, progress_bar: bool = True,
+             poll_s: float = 2.0) -> Progress:
+    """Every pending piece of ``plan``, training run by training run, shared with any other
+    process working on the same results folder (claims): each piece is done once, by one
+    of them. Returns when nothing is left that this process could do or wait for."""
+    work = _Pass(project, console, retry_failed, progress_bar)
+    while True:
+        todo = pending(plan, project, retry_failed, frozenset(work.attempted))
+        if not todo:
+            return work.progress
+        work.waiting, before = False, len(work.attempted)
+        runs = [r for r in plan.runs if r.run_id in todo]
+        for i, run in enumerate(runs, 1):
+            console.print(f"[bold]run {i}/{len(runs)}[/] {run.label} [dim]{run.run_id}[/]: "
+                          f"{len(todo[run.run_id])} evaluation(s) to do")
+            module = work.train(run)
+            if module is None:
+                continue
+            for evaluation in todo[run.run_id]:
+                work.evaluate(evaluation, module)
+        if len(work.attempted) == before:
+            if not work.waiting:
+                return work.progress
+            console.print(f"[dim]waiting for {len(todo)} run(s) claimed by other processes[/]")
+            time.sleep(poll_s)
+
+
+def report_training(console, record: dict) -> None:
+    if record["status"] == "failed":
+        console.print(f"  [red]training failed[/]: {record['reason']}")
+    else:
+        console.print(f"  [green]trained[/] in {record['provenance']['wall_s']:.1f}s "
+                      f"(final loss {record['provenance']['final_train_loss']:.3f})")
+
+
+def report_evaluation(console, record: dict) -> None:
+    """One line: the evaluation and its headline figures (or why it failed)."""
+    at = f" {record['scale']}x" if record["scale"] is not None else ""
+    what = f"{record['evaluator']}{at} as {record['encoding']}"
+    if record["status"] == "failed":
+        console.print(f"  [red]{what} failed[/]: {record['reason']}")
+        return
+    headline = {name for name, info in metric_info().items() if info.headline}
+    shown = [m for m in record["metrics"] if m["metric"] in headline]
+    figures = "  ".join(f"{m['metric']}={'n/a' if m['value'] is None else format(m['value'], '.3f')}" for m in shown)
+    console.print(f"  {what}: {figures} [dim]({record['provenance']['wall_s']:.1f}s)[/]")

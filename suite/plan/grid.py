@@ -1,0 +1,283 @@
+"""Grid expansion: a pure function from a loaded grid to training runs and the evaluations on them.
+
+Train once, evaluate many (DESIGN.md, "Runs and evaluations"):
+
+* A :class:`TrainingRun` is (encoding as trained, size, task's training data, seed,
+  training recipe). Its id hashes what changes the weights: the implementation and
+  its resolved parameters, the size, the task's training content, the seed, the
+  recipe, the data fingerprint and ``RECIPE_VERSION``. Names are not hashed, so two
+  grids (or two specs) that ask for the same training share one run and one checkpoint.
+* An :class:`Evaluation` is (training run, evaluator, its settings, eval-time encoding,
+  scale). Its id hashes those plus the evaluator's version. Scales, lm-eval tasks,
+  GLUE-style fine-tuning and training-free variants (``trains_as:``) are evaluations:
+  adding one to a finished grid trains nothing.
+
+The git commit is provenance, recorded but never hashed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from functools import cached_property
+
+from suite import RECIPE_VERSION
+from suite.specs import EncodingSpec, Grid, SizeSpec, TaskSpec, TrainRecipe
+from suite.plan.task_kinds import EvalRequest, kind_of
+
+
+def content_id(content: dict) -> str:
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def encoding_content(encoding: EncodingSpec) -> dict:
+    """What of an encoding changes a computation: its implementation and resolved parameters,
+    and its training positions where it has any (absent otherwise, so that ids made before
+    transforms existed stay what they were)."""
+    content = {"impl": encoding.impl, "params": dataclasses.asdict(encoding.resolved_params())}
+    if encoding.train_positions is not None:
+        content["train_positions"] = encoding.train_positions.model_dump()
+    return content
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    encoding: EncodingSpec  # the encoding as trained (a variant's ``trains_as``)
+    size: SizeSpec
+    task: TaskSpec
+    seed: int
+    train: TrainRecipe
+    data_fingerprint: str
+
+    def content(self) -> dict:
+        """Everything that changes the weights, in canonical JSON-able form."""
+        return {
+            "recipe_version": RECIPE_VERSION,
+            "encoding": encoding_content(self.encoding),
+            "size": self.size.model_dump(exclude={"name", "description"}),
+            "task": self.task.model_dump(exclude={"name", "description", "paper"}),
+            "seed": self.seed,
+            "train": self.train.model_dump(exclude={"compile"}),  # how, not what: see TrainRecipe
+            "data_fingerprint": self.data_fingerprint,
+        }
+
+    @cached_property
+    def run_id(self) -> str:
+        return content_id(self.content())
+
+    @property
+    def label(self) -> str:
+        return f"{self.encoding.name}/{self.size.name}/{self.task.name}/seed{self.seed}"
+
+    def to_dict(self) -> dict:
+        """The run with its specs' names, enough to rebuild it anywhere: :meth:`from_dict`."""
+        return {"encoding": self.encoding.model_dump(), "encoding_source": self.encoding.source,
+                "size": self.size.model_dump(), "task": self.task.model_dump(), "seed": self.seed,
+                "train": self.train.model_dump(), "data_fingerprint": self.data_fingerprint}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainingRun":
+        return cls(encoding=EncodingSpec.model_validate({**d["encoding"], "source": d.get("encoding_source", "")}),
+                   size=SizeSpec.model_validate(d["size"]), task=TaskSpec.model_validate(d["task"]), seed=d["seed"],
+                   train=TrainRecipe.model_validate(d["train"]), data_fingerprint=d["data_fingerprint"])
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    run: TrainingRun
+    evaluator: str
+    settings: dict  # the evaluator's Settings, defaults filled in
+    encoding: EncodingSpec  # the encoding as evaluated (the run's own for checkpoint-level evaluators)
+    scale: int | None  # None: the evaluator does not depend on length (GLUE-style)
+
+    def content(self) -> dict:
+        from suite.evaluation import EVALUATORS
+
+        evaluator = EVALUATORS.get(self.evaluator)
+        return {
+            "run_id": self.run.run_id,
+            "evaluator": self.evaluator,
+            "evaluator_version": evaluator.version,
+            "settings": self.settings,
+            # the name too: two specs with equal parameters are two leaderboard rows
+            "encoding": {"name": self.encoding.name, **encoding_content(self.encoding)},
+            "task": self.run.task.name,
+            "scale": self.scale,
+        }
+
+    @cached_property
+    def eval_id(self) -> str:
+        return content_id(self.content())
+
+    @property
+    def label(self) -> str:
+        at = f" at {self.scale}x" if self.scale is not None else ""
+        return f"{self.evaluator} of {self.run.label} as {self.encoding.name}{at}"
+
+    def to_dict(self) -> dict:
+        return {"run": self.run.to_dict(), "evaluator": self.evaluator, "settings": self.settings,
+                "encoding": self.encoding.model_dump(), "encoding_source": self.encoding.source, "scale": self.scale}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Evaluation":
+        return cls(run=TrainingRun.from_dict(d["run"]), evaluator=d["evaluator"], settings=d["settings"],
+                   encoding=EncodingSpec.model_validate({**d["encoding"], "source": d.get("encoding_source", "")}),
+                   scale=d["scale"])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A grid's work: every training run once, and every evaluation on them."""
+
+    runs: tuple[TrainingRun, ...]
+    evaluations: tuple[Evaluation, ...]
+
+    def evaluations_of(self, run: TrainingRun) -> list[Evaluation]:
+        return [e for e in self.evaluations if e.run.run_id == run.run_id]
+
+
+def trained_as(encoding: EncodingSpec, grid: Grid) -> EncodingSpec:
+    return grid.trained_as[encoding.name] if encoding.trains_as else encoding
+
+
+def evaluations_for(run: TrainingRun, encodings: list[EncodingSpec], requests: list[EvalRequest],
+                    scales: list[int]) -> list[Evaluation]:
+    """Each request on ``run`` for each encoding evaluated on its checkpoint, at every
+    scale (and 1x) for length-dependent evaluators; checkpoint-level evaluators once."""
+    from suite.evaluation import EVALUATORS
+
+    out: dict[str, Evaluation] = {}
+    for request, encoding in itertools.product(requests, encodings):
+        evaluator = EVALUATORS.get(request.evaluator)
+        settings = evaluator.Settings.model_validate(request.settings).model_dump()
+        as_evaluated = encoding if evaluator.uses_eval_encoding else run.encoding
+        for scale in sorted({1, *scales}) if evaluator.per_scale else [None]:
+            evaluation = Evaluation(run, request.evaluator, settings, as_evaluated, scale)
+            out.setdefault(evaluation.eval_id, evaluation)
+    return list(out.values())
+
+
+def expand(grid: Grid, fingerprint=None) -> Plan:
+    """Every training run of ``encoding-as-trained x size x task x seed`` (each once, in
+    the order the spec lists them) and every evaluation of the grid on them."""
+    spec = grid.spec
+    runs: dict[str, TrainingRun] = {}
+    evaluated_as: dict[str, list[EncodingSpec]] = {}
+    requests: dict[str, list[EvalRequest]] = {}
+    fingerprints: dict[str, str] = {}
+    for task in grid.tasks:
+        kind = kind_of(task)
+        fingerprints[task.name] = fingerprint(task) if fingerprint else kind.fingerprint(task)
+    for encoding, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds):
+        kind = kind_of(task)
+        run = TrainingRun(trained_as(encoding, grid), size, task, seed, kind.train_recipe(spec), fingerprints[task.name])
+        runs.setdefault(run.run_id, run)
+        evaluated_as.setdefault(run.run_id, [])
+        if encoding not in evaluated_as[run.run_id]:
+            evaluated_as[run.run_id].append(encoding)
+        requests[run.run_id] = kind.evaluations(task, spec) + [EvalRequest(e.evaluator, e.settings) for e in spec.evaluations]
+    evaluations = [e for run_id, run in runs.items()
+                   for e in evaluations_for(run, evaluated_as[run_id], requests[run_id], spec.scales)]
+    return Plan(tuple(runs.values()), tuple(evaluations))
+
+
+# -- checks that need the registries (run by `validate`, `plan` and `run` before anything trains) --
+
+
+def check_grid(grid: Grid) -> list:
+    """Problems of a loaded grid that its spec types cannot see, as file:line errors
+    (the limits that would otherwise fail only once training starts: suite.plan.limits)."""
+    from suite.plan.limits import check_limits
+    from suite.core.yamldoc import read_yaml
+
+    doc = read_yaml(grid.path)
+    return _check_evaluations(grid, doc) + _check_trains_as(grid) + _check_span(grid, doc) + check_limits(grid, doc)
+
+
+def _check_evaluations(grid: Grid, doc) -> list:
+    import pydantic
+
+    from suite.evaluation import EVALUATORS
+    from suite.core.registry import did_you_mean
+
+    errors = []
+    for i, entry in enumerate(grid.spec.evaluations):
+        try:
+            evaluator = EVALUATORS.get(entry.evaluator)
+        except (KeyError, TypeError):
+            names = EVALUATORS.names()
+            errors.append(doc.error(("evaluations", i, "evaluator"), f"unknown evaluator '{entry.evaluator}'"
+                                    f"{did_you_mean(entry.evaluator, names)}; known: {', '.join(names)}"))
+            continue
+        try:
+            evaluator.Settings.model_validate(entry.settings)
+        except pydantic.ValidationError as exc:
+            for err in exc.errors():
+                message = "unknown setting" + did_you_mean(err["loc"][-1], evaluator.Settings.model_fields) \
+                    if err["type"] == "extra_forbidden" else err["msg"]
+                errors.append(doc.error(("evaluations", i, "settings", *err["loc"]), message))
+    return errors
+
+
+def _check_trains_as(grid: Grid) -> list:
+    """A variant evaluates another spec's checkpoint: its weights must load into the
+    variant's model as they are (same parameters and buffers, same shapes)."""
+    from suite.encodings import ModelDims
+    from suite.core.yamldoc import read_yaml
+
+    errors = []
+    for encoding in grid.encodings:
+        base = grid.trained_as.get(encoding.name)
+        if base is None:
+            continue
+        for size, recipe in itertools.product(grid.sizes, {kind_of(t).train_recipe(grid.spec) for t in grid.tasks}):
+            dims = ModelDims(size.d_model, size.n_heads, size.d_model // size.n_heads, size.n_layers, recipe.seq_len)
+            try:
+                mine, theirs = (_state_shapes(e, dims) for e in (encoding, base))
+            except Exception:  # external code not imported (validate without --import), or an
+                break  # encoding that cannot be built at these dims (check_limits reports it)
+            if mine != theirs:
+                errors.append(read_yaml(encoding.source).error(("trains_as",), (
+                    f"the '{base.name}' checkpoint does not fit {encoding.name}'s encoding at size '{size.name}': "
+                    f"state {sorted(theirs.items())} vs {sorted(mine.items())}")))
+                break
+    return errors
+
+
+def _state_shapes(encoding: EncodingSpec, dims) -> dict:
+    import torch
+
+    impl = encoding.implementation()
+    with torch.device("meta"):  # shapes only: nothing is allocated
+        module = impl(encoding.resolved_params(), dims)
+    return {"per_layer": impl.per_layer, **{k: tuple(v.shape) for k, v in module.state_dict().items()}}
+
+
+def _check_span(grid: Grid, doc) -> list:
+    """Every scale scores the same bytes only when a ``tokens`` budget holds whole windows
+    of every eval length (the extrapolation evaluators take their span that way)."""
+    errors = []
+    for task in grid.tasks:
+        kind = kind_of(task)
+        longest = max({1, *grid.spec.scales}) * kind.train_recipe(grid.spec).seq_len
+        budgets = {r.settings["tokens"] for r in kind.evaluations(task, grid.spec) if "tokens" in r.settings}
+        for tokens in sorted(b for b in budgets if b % longest):
+            errors.append(doc.error(("eval", "tokens"), f"{tokens} is not a multiple of the longest eval length "
+                                                        f"{longest} (max scale x seq_len): scales would score different spans"))
+    return errors
+
+
+def load_plan(path, project) -> tuple[Grid, Plan]:
+    """Load, check and expand a grid; every problem is raised at once as SpecErrors."""
+    from suite.specs import load_grid
+    from suite.core.yamldoc import SpecErrors
+
+    grid = load_grid(path, project)
+    errors = check_grid(grid)
+    if errors:
+        raise SpecErrors(errors)
+    return grid, expand(grid)

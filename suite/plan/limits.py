@@ -1,0 +1,259 @@
+"""Limits of a grid that its spec types cannot see: what would fail only once training
+or evaluation has started, checked before anything starts (``validate``, ``plan``, ``run``).
+
+* every encoding can be built at every size and training length of the grid (built on
+  torch's ``meta`` device: shapes without memory), represents at least the training
+  length (``max_length()``), and, when it rotates queries and keys (its ``rotate``
+  hook), gets an even head dimension;
+* a synthetic task fits its training length (its generator's ``min_length`` and the
+  task's ``min_train_len``);
+* a language-modelling corpus has files in every split, a training split longer than
+  one window, and a test split that holds the longest evaluation window and the
+  ``eval.tokens`` scored at every scale (sizes are read from the file system: nothing
+  is loaded);
+* a training run fits in memory, by a rough lower bound (see :func:`memory_needed`)
+  against the larger of this machine's RAM and its GPU's memory.
+
+External implementations are only inspected when imports are allowed; otherwise they
+are listed by :func:`unchecked` and the caller says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import functools
+import itertools
+import os
+from dataclasses import dataclass
+
+from suite.core.registry import NotImported
+from suite.specs import CorpusSpec, EncodingSpec, Grid, SizeSpec, TaskSpec, TrainRecipe
+from suite.plan.task_kinds import kind_of
+from suite.core.yamldoc import SpecError, YamlDoc
+
+VOCAB = 256  # byte-level
+FLOAT = 4  # bytes of a float32
+
+
+def unchecked(encodings) -> list[str]:
+    """Names of encodings whose external implementation was not imported (imports off)."""
+    out = []
+    for encoding in encodings:
+        try:
+            encoding.implementation()
+        except NotImported:
+            out.append(encoding.name)
+        except (KeyError, TypeError):
+            pass  # reported where the spec is loaded
+    return out
+
+
+def check_limits(grid: Grid, doc: YamlDoc) -> list[SpecError]:
+    errors = []
+    for i, task in enumerate(grid.tasks):
+        recipe, field = recipe_of(grid, task)
+        limits = TASK_LIMITS.get(task.kind)
+        errors += limits(grid, doc, i, task, recipe, field) if limits else []
+    recipes = {recipe_of(grid, t) for t in grid.tasks}
+    for (recipe, field), (j, size) in itertools.product(sorted(recipes, key=lambda r: r[1]), enumerate(grid.sizes)):
+        errors += _encoding_limits(grid, doc, recipe, field, j, size)
+    return list(dict.fromkeys(errors))  # one report of a problem that several tasks share
+
+
+def recipe_of(grid: Grid, task: TaskSpec) -> tuple[TrainRecipe, str]:
+    """The training recipe of ``task``'s runs and the grid field it comes from."""
+    recipe = kind_of(task).train_recipe(grid.spec)
+    return recipe, "task_train" if recipe is grid.spec.task_train else "train"
+
+
+# -- encodings at a size and a training length ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Built:
+    n_params: int
+    hooks: frozenset
+    max_length: int | None
+
+
+@contextlib.contextmanager
+def _no_weight_init():
+    """torch.nn.init's functions as no-ops: shapes need no values, and initialising meta
+    tensors goes through torch's reference implementations (seconds for a grid)."""
+    import torch
+
+    names = [n for n in vars(torch.nn.init) if n.endswith("_") and not n.startswith("_")]
+    saved = {n: getattr(torch.nn.init, n) for n in names}
+    try:
+        for n in names:
+            setattr(torch.nn.init, n, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for n, fn in saved.items():
+            setattr(torch.nn.init, n, fn)
+
+
+def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Built:
+    """The model of ``size`` with ``encoding`` on torch's meta device: its shapes, hooks and
+    limits without allocating a byte (a 2^40-row table is refused, not allocated)."""
+    import torch
+
+    from suite.modeling.model import ModelConfig, Transformer
+
+    cfg = ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
+                      train_len=train_len)
+    impl, params = encoding.implementation(), encoding.resolved_params()
+    with torch.device("meta"), _no_weight_init():
+        model = Transformer(cfg, lambda dims: impl(params, dims))
+    first = model.encodings[0]
+    return Built(model.num_params(), type(first).hooks(), first.max_length())
+
+
+def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: int, size: SizeSpec) -> list[SpecError]:
+    errors, largest = [], 0
+    head_dim = size.d_model // size.n_heads
+    at = f"size '{size.name}' and {field}.seq_len {recipe.seq_len}"
+    for i, encoding in enumerate(grid.encodings):
+        base = grid.trained_as.get(encoding.name)
+        for spec, role in [(encoding, "")] + ([(base, f" (trained as '{base.name}')")] if base else []):
+            try:
+                built = build_on_meta(spec, size, recipe.seq_len)
+            except NotImported:
+                continue
+            except Exception as exc:  # an implementation's own check of its params against these dims
+                errors.append(doc.error(("encodings", i), f"encoding '{spec.name}'{role} cannot be built at {at}: "
+                                                          f"{type(exc).__name__}: {exc}"))
+                continue
+            largest = max(largest, built.n_params)
+            if "rotate" in built.hooks and (head_dim < 2 or head_dim % 2):
+                errors.append(doc.error(("sizes", j), (
+                    f"size '{size.name}': head dimension d_model / n_heads = {size.d_model} / {size.n_heads} = {head_dim} "
+                    f"is {'odd' if head_dim % 2 else 'below 2'}; encoding '{spec.name}'{role} rotates pairs of "
+                    "head dimensions and needs an even head dimension")))
+            if role == "" and base is not None:
+                continue  # a variant is only evaluated: a short table is 'not applicable' there, not an error
+            if built.max_length is not None and built.max_length < recipe.seq_len:
+                errors.append(doc.error(("encodings", i), (
+                    f"encoding '{spec.name}'{role} represents {built.max_length} positions (max_length), fewer than "
+                    f"the training length {field}.seq_len {recipe.seq_len}")))
+    if largest:
+        errors += _memory_limit(grid, doc, recipe, field, j, size, largest)
+    return errors
+
+
+# -- memory -------------------------------------------------------------------------
+
+
+def memory_needed(n_params: int, size: SizeSpec, recipe: TrainRecipe, eval_batch: int, eval_len: int) -> int:
+    """A lower bound on the bytes a training run and its evaluation hold at once: float32
+    weights, gradients and AdamW's two moments (16 bytes a parameter), plus the
+    activations kept for the backward pass, at least (10 d_model + 2 d_ff) floats a token
+    in every layer and 3 vocabulary rows a token for the logits, or the evaluation's
+    (no gradients: one layer's worth) at the longest eval length, whichever is larger.
+    Attention's T x T scores are left out: whether they are materialised depends on the
+    device's attention kernel, and this bound must never refuse a run that fits."""
+    per_token = size.n_layers * (10 * size.d_model + 2 * size.d_ff) + 3 * VOCAB
+    train = recipe.batch_size * recipe.seq_len * per_token * FLOAT
+    evaluate = eval_batch * eval_len * (4 * size.d_model + size.d_ff + VOCAB) * FLOAT
+    return 16 * n_params + max(train, evaluate)
+
+
+def machine_memory() -> int:
+    """This machine's physical RAM, or its GPU's memory when that is larger (bytes)."""
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    import torch
+
+    gpu = torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_available() else 0
+    return max(ram, gpu)
+
+
+def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: int, size: SizeSpec,
+                  n_params: int) -> list[SpecError]:
+    longest = max({1, *grid.spec.scales}) * recipe.seq_len
+    stated = grid.spec.device_memory_gib
+    need = memory_needed(n_params, size, recipe, grid.spec.eval.batch_size, longest)
+    have = machine_memory() if stated is None else int(stated * 2**30)
+    if need <= have:
+        return []
+    whose = "this machine's" if stated is None else "the grid's device_memory_gib,"
+    return [doc.error(("sizes", j), (
+        f"size '{size.name}' at {field}.batch_size {recipe.batch_size} x seq_len {recipe.seq_len} needs at least "
+        f"{need / 2**30:.1f} GiB ({n_params:,} parameters x 16 bytes for weights, gradients and AdamW's moments, plus "
+        f"activations; evaluation up to {longest} positions), more than {whose} {have / 2**30:.1f} GiB"))]
+
+
+# -- tasks ----------------------------------------------------------------------------
+
+
+def _synthetic_limits(grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
+    from suite.data.synthetic import get_task
+
+    errors, need = [], get_task(task.generator).min_length
+    if need > recipe.seq_len:
+        errors.append(doc.error((field, "seq_len"), (
+            f"task '{task.name}' needs sequences of at least {need} bytes (generator '{task.generator}'); "
+            f"the training length {field}.seq_len is {recipe.seq_len}")))
+    if task.min_train_len > recipe.seq_len:
+        errors.append(doc.error(("tasks", i), (
+            f"task '{task.name}': min_train_len {task.min_train_len} is above the training length "
+            f"{field}.seq_len {recipe.seq_len} (training lengths are drawn from [min_train_len, seq_len])")))
+    return errors
+
+
+@functools.lru_cache(maxsize=8)
+def split_bytes(corpus: CorpusSpec) -> dict[str, int]:
+    """Bytes of each split as :func:`suite.data.corpus.load_corpus` would build it, from
+    file sizes alone (the same files, ``max_bytes`` and separators; nothing is read)."""
+    from suite.data.corpus import DOCUMENT_SEPARATOR, SPLITS, corpus_files, split_of
+
+    sizes, counts, total = dict.fromkeys(SPLITS, 0), dict.fromkeys(SPLITS, 0), 0
+    for rel, path in corpus_files(corpus):
+        n = path.stat().st_size
+        if corpus.max_bytes is not None and total + n > corpus.max_bytes:
+            continue
+        total += n
+        sizes[split_of(rel)] += n
+        counts[split_of(rel)] += 1
+    return {s: sizes[s] + len(DOCUMENT_SEPARATOR) * max(0, counts[s] - 1) if counts[s] else 0 for s in SPLITS}
+
+
+def _lm_limits(grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
+    from suite.data.corpus import corpus_root
+
+    if task.corpus.kind == "datasets":  # its splits' sizes are known once it is read (suite.data.hf_corpus)
+        return []
+
+    where = f"task '{task.name}': corpus {corpus_root(task.corpus)} (glob {task.corpus.glob!r})"
+    try:
+        splits = split_bytes(task.corpus)
+    except (OSError, ValueError, NotImplementedError) as exc:
+        return [doc.error(("tasks", i), f"{where}: cannot list its files: {exc}")]
+    if not any(splits.values()):
+        return [doc.error(("tasks", i), f"{where} has no files (max_bytes {task.corpus.max_bytes})"
+                          if task.corpus.max_bytes else f"{where} matches no files")]
+    empty = [s for s, n in splits.items() if n == 0]
+    if empty:
+        return [doc.error(("tasks", i), f"{where} has no {' or '.join(empty)} files (files are split 90/5/5 by "
+                                        "a hash of their path): it needs more files")]
+    errors = []
+    if splits["train"] < recipe.seq_len + 2:
+        errors.append(doc.error((field, "seq_len"), f"{where}: the training split holds {splits['train']} bytes, "
+                                                    f"fewer than one training window of {recipe.seq_len} + 1"))
+    test = splits["test"]
+    for k, scale in enumerate(grid.spec.scales):
+        if scale * recipe.seq_len + 1 > test:
+            errors.append(doc.error(("scales", k), (
+                f"scale {scale}: an eval window of {scale} x {recipe.seq_len} = {scale * recipe.seq_len} bytes (+1) "
+                f"is longer than the test split of {where}, which holds {test} bytes")))
+    budgets = {r.settings["tokens"] for r in kind_of(task).evaluations(task, grid.spec) if "tokens" in r.settings}
+    for tokens in sorted(b for b in budgets if b + 1 > test):
+        errors.append(doc.error(("eval", "tokens"), (
+            f"{tokens} tokens (+1) are more than the {test} bytes the test split of {where} holds: every scale "
+            "must score the same span")))
+    return errors
+
+
+# The limits of each task kind, by TaskSpec.kind as suite.plan.task_kinds.TASK_KINDS (a kind without an
+# entry has none checked here; these could become a method of the TaskKind interface).
+TASK_LIMITS = {"lm": _lm_limits, "synthetic": _synthetic_limits}

@@ -1,0 +1,113 @@
+"""Task kinds behind one interface: what a task trains on and how it is evaluated by default.
+
+A task spec's ``kind`` names one of these (``lm``: language modelling on a corpus;
+``synthetic``: a seeded generator). Code asks the kind, never compares the kind's
+name: adding a kind is one class here and its registration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from suite.core.registry import Registry
+from suite.specs import GridSpec, TaskSpec, TrainRecipe
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """An evaluator and its settings (validated by the evaluator's own Settings)."""
+
+    evaluator: str
+    settings: dict = field(default_factory=dict)
+
+
+class TaskKind:
+    """The interface; subclasses are registered in :data:`TASK_KINDS` by ``TaskSpec.kind``."""
+
+    def fingerprint(self, task: TaskSpec) -> str:
+        """A content hash of the training data (part of every training run id)."""
+        raise NotImplementedError
+
+    def description(self, task: TaskSpec) -> str:
+        """What the data is, for provenance (a corpus and its size, or a generator)."""
+        raise NotImplementedError
+
+    def train_recipe(self, grid: GridSpec) -> TrainRecipe:
+        return grid.train
+
+    def evaluations(self, task: TaskSpec, grid: GridSpec) -> list[EvalRequest]:
+        """The evaluations a grid runs on every model trained on this task."""
+        raise NotImplementedError
+
+    def train_batches(self, task: TaskSpec, recipe: TrainRecipe, seed: int):
+        """A DataLoader of (inputs [B, T], targets [B, T]) for ``recipe.steps`` steps."""
+        raise NotImplementedError
+
+
+TASK_KINDS: Registry[TaskKind] = Registry("task kind", TaskKind)
+
+
+def kind_of(task: TaskSpec) -> TaskKind:
+    return TASK_KINDS.get(task.kind)()
+
+
+@TASK_KINDS.register("lm")
+class LanguageModelling(TaskKind):
+    """Next-byte prediction on a corpus; scored in bits per byte at every scale."""
+
+    def fingerprint(self, task):
+        from suite.data.corpus import corpus_fingerprint
+
+        return corpus_fingerprint(task.corpus)
+
+    def description(self, task):
+        from suite.data.corpus import load_corpus
+
+        return load_corpus(task.corpus).description
+
+    def evaluations(self, task, grid):
+        recipe = grid.eval
+        requests = [EvalRequest("extrapolation", {"tokens": recipe.tokens, "batch_size": recipe.batch_size,
+                                                  "curve_buckets": recipe.curve_buckets})]
+        if recipe.lmeval_rolling:
+            requests.append(EvalRequest("lm_rolling", {"tokens": recipe.tokens, "batch_size": recipe.batch_size}))
+        if grid.glue is not None:
+            requests.append(EvalRequest("glue", grid.glue.model_dump()))
+        return requests
+
+    def train_batches(self, task, recipe, seed):
+        from torch.utils.data import DataLoader
+
+        from suite.data.corpus import load_corpus
+        from suite.data.windows import RandomWindows
+
+        windows = RandomWindows(load_corpus(task.corpus)["train"], recipe.seq_len, recipe.steps * recipe.batch_size, seed)
+        return DataLoader(windows, batch_size=recipe.batch_size, shuffle=False, num_workers=0)
+
+
+@TASK_KINDS.register("synthetic")
+class GeneratedTask(TaskKind):
+    """A seeded generator, trained at lengths up to L and scored through lm-eval at s x L."""
+
+    def fingerprint(self, task):
+        from suite.data.synthetic import get_task
+
+        return f"{task.generator}-v{get_task(task.generator).version}"
+
+    def description(self, task):
+        return f"generated: {self.fingerprint(task)}"
+
+    def train_recipe(self, grid):
+        return grid.task_train if grid.task_train is not None else grid.train
+
+    def evaluations(self, task, grid):
+        return [EvalRequest("lmeval_task", {"task": task.generator, "examples": grid.eval.task_examples,
+                                            "batch_size": grid.eval.batch_size})]
+
+    def train_batches(self, task, recipe, seed):
+        from torch.utils.data import DataLoader
+
+        from suite.data.synthetic_train import SyntheticBatches
+
+        batches = SyntheticBatches(task.generator, recipe.seq_len, task.min_train_len, recipe.steps, recipe.batch_size, seed)
+        return DataLoader(batches, batch_size=None, shuffle=False, num_workers=0)

@@ -1,0 +1,425 @@
+"""Leaderboard boards, computed from per-seed figures with :mod:`suite.report.stats`.
+
+A board is one table of the leaderboard: language modelling on a corpus (bits per byte
+at each scale), a length-generalization task (accuracy at each scale), a per-depth
+breakdown of a task; or (in :mod:`.leaderboard`) the GLUE-style battery or training cost. Each is built from the
+``figures`` view one figure per (encoding, size, task, metric, scale, seed), so every
+cell is a mean over seeds with its 95% interval, and ranks come from paired tests over
+shared seeds. The site and the terminal render the same :class:`Board` objects.
+
+* A cell with several seeds: mean and Student-t interval over seeds (``stats.METHOD``).
+  With one seed, an accuracy (a share of examples) gets the Wilson interval over its
+  examples and is labelled so; any other figure shows no interval ("one seed").
+* The overall score of an entry is, per seed, the mean over the board's scales (bits
+  per byte, or accuracy); an entry with a scale it cannot represent (not applicable)
+  or a missing one has none and ranks last (blank).
+* Rank: :func:`stats.rank_with_ties` on the per-seed overall scores. A board whose rows
+  all sit at chance shows no ranks; one whose intervals all overlap says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import fmean
+
+from suite.report import stats
+from suite.results.rows import MetricInfo, metric_info
+from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
+
+SHARE = "share"  # the unit of an accuracy: successes / examples, which has a Wilson interval
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str  # the site's header
+    short: str  # the terminal's header
+    description: str  # what the column is (a tooltip on the site)
+    lower_is_better: bool | None = None  # the order a first click sorts in; None: not a score (ascending)
+    digits: int = 3
+    group: str = "score"  # rank, scale, score, derived, glue, cost, task: what show/hide and the terminal pick
+    chance: float | None = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None = None  # what the column sorts by
+    interval: stats.Interval | None = None  # shown when it has bounds
+    status: str = "ok"  # ok, not_applicable, missing
+    text: str | None = None  # a shown value that is not a plain number (an effective length "4x")
+
+    @property
+    def has_bounds(self) -> bool:
+        return self.interval is not None and self.interval.lo is not None
+
+
+@dataclass
+class Entry:
+    encoding: str
+    display_name: str
+    family: str | None
+    trained_as: str | None  # the checkpoint's encoding when this row is a training-free variant of it
+    cells: dict[str, Cell] = field(default_factory=dict)
+    per_seed: dict[str, dict[int, float | None]] = field(default_factory=dict)  # column -> seed -> value
+    shared_by: list[str] = field(default_factory=list)  # cost board: variants evaluated on these checkpoints
+
+    @property
+    def rank(self) -> int | None:
+        cell = self.cells.get("rank")
+        return None if cell is None or cell.value is None else int(cell.value)
+
+
+@dataclass
+class Board:
+    id: str
+    kind: str  # lm, task, breakdown, glue, cost
+    title: str
+    size: str
+    task: str
+    metric: str | None
+    columns: list[Column]
+    entries: list[Entry]
+    seeds: list[int]
+    method: str  # how the intervals were computed, in words
+    lower_is_better: bool | None = None
+    chance: float | None = None
+    train_len: int | None = None
+    recipe: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    scales: list[int] = field(default_factory=list)
+    eval_len: dict[int, int] = field(default_factory=dict)
+    compared: list[str] = field(default_factory=list)  # the columns the compare view offers
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({e.family for e in self.entries if e.family})
+
+    def column(self, key: str) -> Column:
+        return next(c for c in self.columns if c.key == key)
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+
+
+def _dicts(con, sql: str, params=()) -> list[dict]:
+    cur = con.execute(sql, params)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A training recipe as the boards and the header show it."""
+
+    seq_len: int | None
+    steps: int | None
+    batch_size: int | None
+    lr: float | None
+
+    @classmethod
+    def of(cls, train: dict) -> "Recipe":
+        return cls(train.get("seq_len"), train.get("steps"), train.get("batch_size"), train.get("lr"))
+
+    @property
+    def tokens(self) -> int | None:
+        if None in (self.seq_len, self.steps, self.batch_size):
+            return None
+        return self.seq_len * self.steps * self.batch_size
+
+    @property
+    def label(self) -> str:
+        return f"L = {self.seq_len}, {self.steps} steps x {self.batch_size}"
+
+    @property
+    def slug(self) -> str:
+        return f"L{self.seq_len}-{self.steps}x{self.batch_size}"
+
+
+def load_runs(con) -> dict[str, dict]:
+    """run_id -> the run's row (cost, provenance) with its parsed training recipe."""
+    runs = {}
+    for r in _dicts(con, """SELECT run_id, encoding, display_name, family, size, task, seed, status, n_params,
+                                   train_tokens_per_s, peak_memory_mb, train_wall_s, wall_s, git_commit, finished_at,
+                                   json_extract(run, '$.train') AS train, json_extract(run, '$.size') AS size_spec,
+                                   corpus, json_extract_string(run, '$.task.kind') AS kind
+                            FROM runs"""):
+        r["recipe"] = Recipe.of(json.loads(r["train"]) if r["train"] else {})
+        r["size_spec"] = json.loads(r["size_spec"]) if r["size_spec"] else {}
+        runs[r["run_id"]] = r
+    return runs
+
+
+def load_figures(con) -> list[dict]:
+    return _dicts(con, """SELECT encoding, display_name, family, trained_as, checkpoint_level, size, task, metric, scale,
+                                 eval_len, seed, run_id, value, n, status, chance
+                          FROM figures ORDER BY size, task, metric, encoding, scale, seed""")
+
+
+def info_of(metric: str) -> MetricInfo | None:
+    """A metric's metadata; a per-depth breakdown (``acc_depth3``) has its base metric's."""
+    info = metric_info()
+    return info.get(metric) or info.get(metric.split("_depth", 1)[0])
+
+
+def is_breakdown(metric: str) -> bool:
+    return metric not in metric_info() and info_of(metric) is not None
+
+
+# -- cells -----------------------------------------------------------------------------------------------------
+
+
+def _usable(f: dict) -> bool:
+    return f["value"] is not None and f["status"] in ("ok", "partial")
+
+
+def _average_duplicates(rows: list[dict]) -> dict[int, float]:
+    """seed -> value; two figures of one seed (two runs of one recipe) are averaged."""
+    by_seed: dict[int, list[float]] = defaultdict(list)
+    for f in rows:
+        if _usable(f):
+            by_seed[f["seed"]].append(f["value"])
+    return {seed: fmean(vs) for seed, vs in by_seed.items()}
+
+
+def seed_cell(rows: list[dict], share: bool) -> tuple[Cell, dict[int, float]]:
+    """The cell of one entry at one column: mean over seeds and its interval."""
+    values = _average_duplicates(rows)
+    if not values:
+        status = "not_applicable" if rows and all(f["status"] == "not_applicable" for f in rows) else "missing"
+        return Cell(status=status), {}
+    interval = stats.seed_interval(list(values.values()))
+    if interval.n == 1 and share:
+        usable = [f for f in rows if _usable(f) and f["n"]]
+        if usable:
+            n = sum(f["n"] for f in usable)
+            interval = stats.wilson_interval(sum(f["value"] * f["n"] for f in usable), n)
+    return Cell(interval.mean, interval), values
+
+
+def _summary(per_seed_columns: list[dict[int, float]], seeds) -> dict[int, float | None]:
+    """Per seed, the mean over the columns; None where a column lacks that seed."""
+    out = {}
+    for seed in seeds:
+        vals = [col.get(seed) for col in per_seed_columns]
+        out[seed] = None if not vals or any(v is None for v in vals) else fmean(vals)
+    return out
+
+
+def _interval_text(board_seeds: int, share: bool) -> str:
+    if board_seeds > 1:
+        return f"{stats.METHOD} over the seeds each row has"
+    if share:
+        return "one seed: each interval is the Wilson 95% interval over the examples of that one model (not over seeds)"
+    return "one seed: no interval over seeds, so differences between rows cannot be told from noise"
+
+
+# -- scale boards (language modelling, tasks, breakdowns) -------------------------------------------------------
+
+
+def _scale_board_key(f: dict, runs: dict) -> tuple | None:
+    if f["checkpoint_level"] or f["scale"] is None or f["metric"] == "bpb_lmeval":
+        return None  # bpb_lmeval is the lm-eval cross-check of bpb: on the run pages and in the downloads
+    run = runs.get(f["run_id"])
+    recipe = run["recipe"] if run else Recipe(None, None, None, None)
+    kind = "lm" if f["metric"] == "bpb" else "breakdown" if is_breakdown(f["metric"]) else "task"
+    return kind, f["size"], f["task"], f["metric"], recipe
+
+
+def _entry(f: dict) -> Entry:
+    shared = f["trained_as"] if f["trained_as"] and f["trained_as"] != f["encoding"] else None
+    return Entry(f["encoding"], f["display_name"] or f["encoding"], f["family"], shared)
+
+
+def _slug(*parts) -> str:
+    text = "-".join(str(p) for p in parts if p is not None)
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text.lower())
+
+
+def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    scales_of: dict[tuple, set[int]] = defaultdict(set)  # every scale evaluated for (size, task, recipe)
+    for f in figures:
+        key = _scale_board_key(f, runs)
+        if key is not None:
+            groups[key].append(f)
+            scales_of[(key[1], key[2], key[4])].add(f["scale"])
+    recipes_of: dict[tuple, set] = defaultdict(set)
+    for kind, size, task, metric, recipe in groups:
+        recipes_of[(size, task)].add(recipe)
+    order = {"lm": 0, "task": 1, "breakdown": 2}
+    boards = []
+    for key in sorted(groups, key=lambda k: (order[k[0]], k[1], k[2], _metric_order(k[3]), k[4].label)):
+        kind, size, task, metric, recipe = key
+        several = len(recipes_of[(size, task)]) > 1
+        boards.append(_scale_board(kind, size, task, metric, recipe if several else None, recipe,
+                                   sorted(scales_of[(size, task, recipe)]), groups[key]))
+    return boards
+
+
+def _metric_order(metric: str) -> tuple:
+    base, _, depth = metric.partition("_depth")
+    return (base, int(depth) if depth.isdigit() else -1, metric)
+
+
+def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows) -> Board:
+    info = info_of(metric)
+    lower = info.lower_is_better if info else False
+    share = bool(info and info.unit == SHARE)
+    what = "bpb" if metric == "bpb" else metric
+    if kind == "lm":
+        title = f"Language modelling: {task}, size {size}"
+    elif kind == "task":
+        title = f"Task {task} ({metric}), size {size}"
+    else:
+        title = f"Task {task}: {metric} (examples of one {metric.split('_depth')[0]} depth decile), size {size}"
+    if shown_recipe is not None:
+        title += f" ({shown_recipe.label})"
+    entries: dict[str, Entry] = {}
+    by_entry: dict[str, dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    eval_len: dict[int, int] = {}
+    chance = next((f["chance"] for f in rows if f["chance"] is not None), None)
+    if chance is None and info is not None:
+        chance = info.chance
+    for f in rows:
+        entries.setdefault(f["encoding"], _entry(f))
+        by_entry[f["encoding"]][f["scale"]].append(f)
+        if f["eval_len"] is not None:
+            eval_len.setdefault(f["scale"], f["eval_len"])
+    seeds = sorted({f["seed"] for f in rows if _usable(f)})
+    unit = f" ({info.unit})" if info and info.unit else ""
+    name = info.display_name if info else metric
+    columns = [Column(f"s{s}", f"{what} {s}x", f"{s}x {what}",
+                      f"{name}{unit} at {s}x the training length (eval length {eval_len.get(s, '?')})",
+                      lower, 3, "scale", chance) for s in scales]
+    per_scale: dict[str, dict[int, dict[int, float]]] = defaultdict(dict)
+    for enc, entry in entries.items():
+        for s in scales:
+            cell, values = seed_cell(by_entry[enc].get(s, []), share)
+            entry.cells[f"s{s}"], entry.per_seed[f"s{s}"], per_scale[enc][s] = cell, values, values
+    most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
+    board = Board(_slug(kind, size, task, metric if kind != "lm" else None, shown_recipe and shown_recipe.slug),
+                  kind, title, size, task, metric, columns, list(entries.values()), seeds,
+                  _interval_text(most_seeds, share), lower, chance, recipe.seq_len, recipe.label,
+                  scales=scales, eval_len=eval_len)
+    board.columns += _summary_columns(board, what, name)
+    for enc, entry in entries.items():
+        _summarise(entry, per_scale[enc], scales, seeds, share, lower)
+    _rank_and_warn(board, "score", ranked=kind != "breakdown")
+    if kind != "breakdown":
+        board.compared = [c.key for c in board.columns if c.group in ("scale", "score")]
+    return board
+
+
+def _summary_columns(board: Board, what: str, name: str) -> list[Column]:
+    lower = board.lower_is_better
+    kept = "bpb(1x) / bpb(s)" if lower else "m(s) / m(1)"
+    return [
+        Column("score", f"mean {what}", f"mean {what}",
+               f"overall score: per seed, the mean {name} over every scale, then the mean over seeds; an entry with a "
+               "not-applicable or missing scale has none", lower, 3, "score", board.chance),
+        Column("extrapolation_score", "extrapolation score", "extrap. score",
+               f"mean over scales s > 1 of {kept} (1.0: nothing lost beyond the training length), per seed then "
+               "mean over seeds", False, 2, "derived"),
+        Column("effective_length", "effective length", "eff. length",
+               f"largest scale up to which the mean stays within {round(TOLERANCE * 100)}% (relative) of the 1x mean"
+               + (f" and at or above {ABSOLUTE_ACCURACY:.0%} exact match (absolute; '<1x': below it at 1x)"
+                  if board.metric and _is_share(board.metric) else "")
+               + ", in training lengths (as RULER and NoLiMa define it)", False, 0, "derived"),
+    ]
+
+
+def _is_share(metric: str) -> bool:
+    info = info_of(metric)
+    return bool(info and info.unit == SHARE)
+
+
+def _summarise(entry: Entry, per_scale: dict[int, dict[int, float]], scales, seeds, share: bool, lower: bool) -> None:
+    """The overall score, the extrapolation score and the effective length of one entry."""
+    applicable = all(entry.cells[f"s{s}"].status == "ok" for s in scales)
+    summary = _summary([per_scale[s] for s in scales], seeds) if applicable else {}
+    summary = {s: v for s, v in summary.items() if v is not None}
+    entry.per_seed["score"] = summary
+    interval = stats.seed_interval(list(summary.values()))
+    if interval.n == 1 and share:  # one seed: the Wilson interval of the examples pooled over scales
+        ns = [c.interval.n for s in scales if (c := entry.cells[f"s{s}"]).interval]
+        if len(ns) == len(scales):
+            pooled = stats.wilson_interval(sum(entry.cells[f"s{s}"].value * n for s, n in zip(scales, ns)), sum(ns))
+            interval = stats.Interval(interval.mean, pooled.lo, pooled.hi, pooled.n, pooled.method)
+    entry.cells["score"] = Cell(interval.mean, interval if interval.mean is not None else None,
+                                "ok" if interval.mean is not None else "missing")
+    xs = {}
+    for seed in seeds:
+        by_scale = {s: per_scale[s].get(seed) if entry.cells[f"s{s}"].status != "not_applicable" else None
+                    for s in scales}
+        if by_scale.get(1) is not None and all(s == 1 or entry.cells[f"s{s}"].status != "missing" for s in scales):
+            x = extrapolation_score(by_scale, lower)
+            if x is not None:
+                xs[seed] = x
+    entry.per_seed["extrapolation_score"] = xs
+    xi = stats.seed_interval(list(xs.values()))
+    entry.cells["extrapolation_score"] = Cell(xi.mean, xi if xi.mean is not None else None,
+                                              "ok" if xi.mean is not None else "missing")
+    means = {s: entry.cells[f"s{s}"].value for s in scales if entry.cells[f"s{s}"].status != "missing"}
+    eff = effective_length(means, TOLERANCE, lower, ABSOLUTE_ACCURACY if share else None)
+    entry.cells["effective_length"] = Cell(eff, None, "ok" if eff is not None else "missing",
+                                           None if eff is None else ("<1x" if eff == 0 else f"{eff}x"))
+
+
+def _all_at_chance(board: Board) -> bool:
+    """Every column that has a chance level sits at it in every row (and there is such a column)."""
+    judged = [c for c in board.columns if c.group in ("scale", "task") and c.chance is not None]
+    if not judged:
+        return False
+    for col in judged:
+        intervals = [e.cells[col.key].interval for e in board.entries if e.cells[col.key].interval is not None]
+        if intervals and not stats.all_at_chance(intervals, col.chance, bool(col.lower_is_better)):
+            return False
+    return True
+
+
+def _all_zero(board: Board) -> bool:
+    """An accuracy board (no chance level recorded) on which no entry answers any example."""
+    info = info_of(board.metric) if board.metric else None
+    values = [e.cells[c.key].value for e in board.entries for c in board.columns if c.group == "scale"]
+    return bool(info and info.unit == SHARE and values and all(v in (None, 0) for v in values)
+                and any(v == 0 for v in values))
+
+
+def _rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
+    """Ranks from the per-seed summaries; warnings instead of ranks where they would rank noise.
+
+    A per-depth breakdown (a few examples per decile) is a diagnostic: it gets the warnings, not ranks."""
+    lower = board.lower_is_better
+    ranks = (stats.rank_with_ties({e.encoding: e.per_seed.get(summary, {}) for e in board.entries}, lower) if ranked
+             else {e.encoding: None for e in board.entries})
+    summaries = [e.cells[summary].interval for e in board.entries if e.cells[summary].interval is not None]
+    at_chance = _all_at_chance(board)
+    if at_chance:
+        level = "" if board.chance is None else f" ({board.chance:.3g})"
+        board.warnings.append(f"Every row sits at chance{level}: no entry is better than chance beyond its interval "
+                              "at any length, so this board measures nothing and is not ranked.")
+        ranks = {name: None for name in ranks}
+    if not at_chance and board.chance is None and _all_zero(board):
+        board.warnings.append("Every row scores 0 at every length: no encoding solves this task, so it is not ranked.")
+        ranks, at_chance = {name: None for name in ranks}, True
+    bounded = [i for i in summaries if i.lo is not None]
+    if not at_chance and len(bounded) > 1 and stats.all_overlap(bounded):
+        board.warnings.append("The 95% intervals of all rows overlap: this board does not separate these encodings."
+                              + (" Ranks come from paired tests over shared seeds; equal ranks are ties." if ranked else ""))
+    if not ranked:
+        board.notes.append("A breakdown of a few examples per decile: not ranked.")
+    else:
+        if len(board.seeds) == 1:
+            board.notes.append(f"One seed (seed {board.seeds[0]}): every rank is a tie; run more seeds to separate rows.")
+        board.columns.insert(0, Column("rank", "rank", "#",
+                                       "1 + the number of entries significantly better (paired t-test over shared "
+                                       f"seeds, p < {stats.ALPHA}); equal ranks are ties", True, 0, "rank"))
+        for e in board.entries:
+            r = ranks.get(e.encoding)
+            e.cells["rank"] = Cell(r, None, "ok" if r is not None else "missing", None if r is None else str(r))
+    sign = 1 if lower else -1
+    board.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, e.cells[summary].value is None,
+                                      sign * (e.cells[summary].value or 0), e.display_name))

@@ -1,0 +1,300 @@
+"""The pages of the site: the index (boards, plots, coverage, downloads), the compare view,
+one page per encoding and one per training run."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+from jinja2 import Environment, PackageLoader, select_autoescape
+from scipy import stats as scipy_stats
+
+from suite.report import plots
+from suite.report import stats
+from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
+from suite.report.boards import SHARE, Board, Cell, _dicts, info_of
+from suite.report.leaderboard import Leaderboard, build
+from suite.report.summary import glue_battery, header
+
+PROJECT_FOLDERS = ("encodings", "tasks", "sizes", "grids", "results")
+_ABSOLUTE = re.compile(r"(?<![\w.])/[^\s,;:()'\"]+")
+
+
+def display_path(path: str) -> str:
+    """A path as the site shows it: from the project folder it lies in, or else only its last name,
+    never the absolute path of the machine that ran it."""
+    parts = [p for p in path.split("/") if p]
+    for i, part in enumerate(parts[:-1]):
+        if part in PROJECT_FOLDERS:
+            return "/".join(parts[i:])
+    return f".../{parts[-1]}" if parts else path
+
+
+def without_machine_paths(value):
+    """``value`` (JSON-like) with every absolute path in its strings shortened by :func:`display_path`."""
+    if isinstance(value, str):
+        return _ABSOLUTE.sub(lambda m: display_path(m.group(0)), value)
+    if isinstance(value, dict):
+        return {k: without_machine_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_machine_paths(v) for v in value]
+    return value
+
+
+def _num(value, digits=3) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.0f}" if digits == 0 else f"{value:.{digits}f}"
+
+
+def _blank(value) -> str:
+    """A missing figure as a dash, never a raw None."""
+    return "\u2014" if value is None else str(value)
+
+
+def interval_text(interval: stats.Interval, digits: int = 3) -> str:
+    """A t interval over seeds as +- its half-width; any other (Wilson: not symmetric) as [lo, hi]."""
+    if interval.lo is None:
+        return ""
+    if interval.method == stats.METHOD:
+        return f"\u00b1{interval.half_width:.{digits}f}"
+    return f"[{interval.lo:.{digits}f}, {interval.hi:.{digits}f}]"
+
+
+def environment(pages: set[str] = frozenset()) -> Environment:
+    env = Environment(loader=PackageLoader("suite.report", "templates"), autoescape=select_autoescape(["html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = _num
+    env.filters["blank"] = _blank
+    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True)
+    env.filters["colour"] = plots.colour
+    env.filters["intcomma"] = lambda v: "n/a" if v is None else f"{v:,}"
+    env.filters["ci"] = interval_text
+    env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
+    env.globals["missing"] = Cell(status="missing")
+    env.globals["pages"] = pages  # the encodings that have a page (a checkpoint's own encoding may not)
+    return env
+
+
+def _embedded_json(value) -> str:
+    """JSON safe inside a <script> element: no '<', '>' or '&' that could close it."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+# -- plots -----------------------------------------------------------------------------------------------------
+
+
+def overlay(board: Board, legend: bool = True) -> str:
+    """Every entry's score against eval length (log2), intervals as bands, the training length marked."""
+    series = []
+    for e in board.entries:
+        points = []
+        for s in board.scales:
+            c = e.cells[f"s{s}"]
+            lo, hi = (c.interval.lo, c.interval.hi) if c.has_bounds else (None, None)
+            points.append((board.eval_len.get(s, s * (board.train_len or 1)), c.value, lo, hi))
+        series.append(plots.Series(e.encoding, e.display_name, points))
+    info = info_of(board.metric)
+    share = info is not None and info.unit == SHARE
+    return plots.line_plot(series, title=board.title, xlabel="eval length (bytes, log2 axis)",
+                           ylabel=info.display_name if info else board.metric, marker_x=board.train_len,
+                           marker_label="training length", legend=legend, bounds=(0.0, 1.0) if share else None)
+
+
+def no_free_lunch(lb: Leaderboard) -> str | None:
+    """GLUE-style score against the LM extrapolation score of the same checkpoints, with intervals."""
+    points = []
+    for g in lb.glue:
+        lm = next((b for b in lb.boards if b.kind == "lm" and b.size == g.size and b.task == g.task), None)
+        if lm is None:
+            continue
+        xs = {e.encoding: e.cells["extrapolation_score"] for e in lm.entries}
+        several = len(lb.glue) > 1
+        for e in g.entries:
+            x, y = xs.get(e.encoding), e.cells["glue_score"]
+            if x is None or x.value is None or y.value is None:
+                continue
+            points.append(plots.Point(e.encoding, e.display_name + (f" ({g.size})" if several else ""), x.value,
+                                      y.value, (x.interval.lo, x.interval.hi) if x.has_bounds else None,
+                                      (y.interval.lo, y.interval.hi) if y.has_bounds else None))
+    if not points:
+        return None
+    return plots.scatter_plot(points, title="No free lunch: extrapolation vs short tasks",
+                              xlabel="LM extrapolation score (higher: less lost beyond L)",
+                              ylabel="GLUE-style score")
+
+
+# -- pages -----------------------------------------------------------------------------------------------------
+
+
+def encoding_pages(con, lb: Leaderboard) -> list[dict]:
+    """One page per encoding as evaluated: its spec, the checkpoints it was evaluated on, plots."""
+    evals = _dicts(con, """
+        SELECT encoding, any_value(display_name) AS display_name, any_value(family) AS family,
+               any_value(paper) AS paper, any_value(spec) AS spec, any_value(params) AS params,
+               any_value(trained_as) AS trained_as, any_value(scale_behaviour) AS scale_behaviour,
+               any_value(max_length) AS max_length, list(DISTINCT run_id) AS run_ids
+        FROM evaluations WHERE NOT checkpoint_level GROUP BY encoding ORDER BY encoding""")
+    curves = _curves(con)
+    pages = []
+    for e in evals:
+        spec = json.loads(e["spec"] or "{}")
+        name = e["encoding"]
+        svgs = [plots.line_plot(series, title=f"loss vs position ({size}, {task})", xlabel="position (bytes, log2 axis)",
+                                ylabel="bits per byte", marker_x=train_len, marker_label="training length")
+                for (enc, size, task), (series, train_len) in sorted(curves.items()) if enc == name]
+        for board in lb.boards:
+            mine = [x for x in board.entries if x.encoding == name]
+            if mine and board.kind in ("lm", "task"):
+                svgs.append(overlay(Board(**{**board.__dict__, "entries": mine})))
+        pages.append({"name": name, "display_name": e["display_name"], "family": e["family"], "paper": e["paper"],
+                      "description": spec.get("description", ""), "impl": spec.get("impl"),
+                      "params": json.loads(e["params"] or "{}"), "conformance": spec.get("conformance"),
+                      "train_positions": spec.get("train_positions"),
+                      "trained_as": e["trained_as"] if e["trained_as"] != name else None,
+                      "scale_behaviour": e["scale_behaviour"], "max_length": e["max_length"],
+                      "runs": sorted((lb.runs[i] for i in e["run_ids"] if i in lb.runs),
+                                     key=lambda r: (r["size"], r["task"], r["seed"])),
+                      "plots": [s for s in svgs if s], "colour": plots.colour(name)})
+    return pages
+
+
+def _curves(con) -> dict[tuple, tuple[list, int]]:
+    """(encoding, size, task) -> (one loss-vs-position series per scale, mean over seeds; the training length)."""
+    rows = _dicts(con, """
+        SELECT e.encoding, e.size, c.task, c.scale, (c.pos_start + c.pos_end) / 2.0 AS pos, avg(c.value) AS bits,
+               any_value(json_extract(r.run, '$.train.seq_len'))::INTEGER AS train_len
+        FROM curves c JOIN evaluations e USING (eval_id) JOIN runs r ON r.run_id = e.run_id
+        WHERE e.status = 'done' AND c.value IS NOT NULL
+        GROUP BY e.encoding, e.size, c.task, c.scale, c.pos_start, c.pos_end
+        ORDER BY e.encoding, e.size, c.task, c.scale, pos""")
+    grouped: dict[tuple, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    train_len = {}
+    for r in rows:
+        key = (r["encoding"], r["size"], r["task"])
+        grouped[key][r["scale"]].append((r["pos"], r["bits"], None, None))
+        train_len[key] = r["train_len"]
+    return {key: ([plots.Series(f"{s}x", f"{s}x", pts, plots.scale_colour(i), "")
+                   for i, (s, pts) in enumerate(sorted(by_scale.items()))], train_len[key])
+            for key, by_scale in grouped.items()}
+
+
+def run_pages(con) -> list[dict]:
+    """One page per training run: provenance, spec, and every evaluation of its checkpoint."""
+    runs = _dicts(con, "SELECT * FROM runs ORDER BY encoding")
+    metrics: dict[str, list[dict]] = defaultdict(list)
+    for m in _dicts(con, """SELECT m.*, e.encoding AS evaluated_as, e.evaluator FROM metrics m JOIN evaluations e USING (eval_id)
+                            ORDER BY m.run_id, e.encoding, m.task, m.metric, m.scale"""):  # one query, not one per run
+        metrics[m["run_id"]].append(m)
+    failed = defaultdict(list)
+    for e in _dicts(con, "SELECT run_id, eval_id, evaluator, encoding, scale, reason FROM evaluations WHERE status = 'failed'"):
+        failed[e["run_id"]].append(e)
+    for r in runs:
+        r["run"] = without_machine_paths(json.loads(r["run"]))
+        r["corpus"] = without_machine_paths(r["corpus"]) if r["corpus"] else r["corpus"]
+        r["versions"] = json.loads(r["versions"])
+        r["metrics"] = metrics[r["run_id"]]
+        r["failed_evaluations"] = failed[r["run_id"]]
+        r["evaluated_as"] = sorted({m["evaluated_as"] for m in r["metrics"]} | {r["encoding"]})
+        r["window_policies"] = sorted({m["window_policy"] for m in r["metrics"] if m["window_policy"]})
+    return runs
+
+
+def coverage_matrix(con) -> dict:
+    """{'scales': [...], 'rows': [{'label', 'status', 'cells': {scale: status}}]}"""
+    rows = _dicts(con, "SELECT encoding, size, task, seed, status, scale, scale_status FROM coverage "
+                       "ORDER BY encoding, size, task, seed, scale")
+    scales = sorted({r["scale"] for r in rows if r["scale"] is not None})
+    matrix: dict[str, dict] = {}
+    for r in rows:
+        label = f"{r['encoding']} / {r['size']} / {r['task']} / seed {r['seed']}"
+        entry = matrix.setdefault(label, {"label": label, "encoding": r["encoding"], "status": r["status"], "cells": {}})
+        if r["scale"] is not None:
+            entry["cells"][r["scale"]] = "done" if r["scale_status"] == "ok" else r["scale_status"]
+    for entry in matrix.values():
+        for s in scales:  # no evaluation record at that scale: its grid did not ask for one, or it has not run
+            entry["cells"].setdefault(s, entry["status"] if entry["status"] != "done" else "not_run")
+    return {"scales": scales, "rows": list(matrix.values())}
+
+
+def board_json(board: Board) -> dict:
+    """A board as data: the downloads and the compare view read this."""
+    return {"id": board.id, "kind": board.kind, "title": board.title, "size": board.size, "task": board.task,
+            "metric": board.metric, "seeds": board.seeds, "method": board.method, "warnings": board.warnings,
+            "lower_is_better": board.lower_is_better, "chance": board.chance,
+            "columns": [{"key": c.key, "label": c.label, "lower_is_better": c.lower_is_better} for c in board.columns],
+            "rows": [{"encoding": e.encoding, "display_name": e.display_name, "trained_as": e.trained_as,
+                      "cells": {k: {"mean": c.value, "lo": c.interval.lo if c.interval else None,
+                                    "hi": c.interval.hi if c.interval else None, "status": c.status}
+                                for k, c in e.cells.items()}} for e in board.entries]}
+
+
+def write_downloads(con, out: Path, lb: Leaderboard) -> list[str]:
+    data = out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    names = []
+    for table in ("runs", "evaluations", "metrics", "curves"):
+        for fmt, opts in (("csv", "(HEADER, DELIMITER ',')"), ("parquet", "(FORMAT PARQUET)")):
+            con.execute(f"COPY {table} TO '{data / f'{table}.{fmt}'}' {opts}")
+            names.append(f"data/{table}.{fmt}")
+    (data / "leaderboard.json").write_text(json.dumps([board_json(b) for b in lb.all], indent=1))
+    names.append("data/leaderboard.json")
+    return names
+
+
+def compare_data(lb: Leaderboard) -> dict:
+    """What the compare view's script reads: every entry's per-seed values on every board, and the
+    Student-t quantiles that its paired intervals need (the interval of stats.paired_comparison;
+    a difference is significant at p < 0.05 exactly when its 95% interval excludes 0)."""
+    boards, most = [], 1
+    for b in lb.boards:
+        if not b.compared:
+            continue
+        values = {e.encoding: [sorted(e.per_seed.get(k, {}).items()) for k in b.compared] for e in b.entries}
+        most = max([most] + [len(v) for vs in values.values() for v in vs])
+        boards.append({"id": b.id, "title": b.title, "lower_is_better": b.lower_is_better,
+                       "columns": [b.column(k).label for k in b.compared], "values": values,
+                       "names": {e.encoding: e.display_name for e in b.entries}})
+    quantiles = {df: round(float(scipy_stats.t.ppf(0.5 + stats.LEVEL / 2, df)), 6) for df in range(1, most)}
+    return {"boards": boards, "t": quantiles}
+
+
+def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "encodings").mkdir(parents=True)
+    (staging / "runs").mkdir()
+    battery, chances = glue_battery(con)
+    lb = build(con, chances)
+    encodings = encoding_pages(con, lb)
+    env = environment({page["name"] for page in encodings})
+    runs = run_pages(con)
+    overlays = {b.id: overlay(b) for b in lb.boards if b.kind in ("lm", "task")}
+    common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD}
+    families = sorted({e.family for b in lb.all for e in b.entries if e.family})
+    index = env.get_template("index.html").render(
+        lb=lb, overlays=overlays, scatter=no_free_lunch(lb), battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY,
+        coverage=coverage_matrix(con), downloads=write_downloads(con, staging, lb), encodings=encodings,
+        families=families, sizes=sorted({b.size for b in lb.all}), tasks=sorted({b.task for b in lb.all}),
+        root="", page="index", **common)
+    (staging / "index.html").write_text(index)
+    compare = {b.id: overlay(b, legend=False) for b in lb.boards if b.compared}
+    all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
+    (staging / "compare.html").write_text(env.get_template("compare.html").render(
+        lb=lb, plots=compare, encodings=sorted(all_encodings.items()), data=_embedded_json(compare_data(lb)),
+        root="", page="compare", **common))
+    encoding_template, run_template = env.get_template("encoding.html"), env.get_template("run.html")
+    for page in encodings:
+        (staging / "encodings" / f"{page['name']}.html").write_text(
+            encoding_template.render(enc=page, root="../", page="encoding", **common))
+    for run in runs:
+        (staging / "runs" / f"{run['run_id']}.html").write_text(
+            run_template.render(run=run, root="../", page="run", **common))
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return out / "index.html"

@@ -1,0 +1,174 @@
+"""The leaderboard in the terminal: every board of the site, with the same intervals, ranks
+and warnings, as a table that fits 80 columns, CSV or Markdown.
+
+In a table each cell shows the mean on one line and its interval under it (+-half-width
+for a t interval over seeds, lo-hi for a Wilson interval over examples). Cost and
+GLUE-style columns of the language-modelling boards are left to their own boards, so a
+board fits an 80-column terminal.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from suite.report import stats
+from suite.core.registry import did_you_mean
+from suite.report.boards import Board, Cell, Column
+from suite.report.leaderboard import build
+from suite.results.store import connect_readonly
+
+FORMATS = ("table", "csv", "markdown")
+TABLE_GROUPS = ("rank", "scale", "score", "derived", "task", "cost")  # the columns a table shows
+NAME_WIDTH = 14
+
+
+def _value(cell: Cell | None, col: Column) -> str:
+    if cell is None or cell.status == "missing" or cell.value is None:
+        return "n/a" if cell is not None and cell.status == "not_applicable" else "-"
+    if cell.text is not None:
+        return cell.text
+    return f"{cell.value:,.0f}" if col.digits == 0 else f"{cell.value:.{col.digits}f}"
+
+
+def _interval(cell: Cell | None, col: Column, compact: bool) -> str:
+    if cell is None or not cell.has_bounds:
+        return ""
+    i = cell.interval
+    digits = max(col.digits, 2) if col.digits else 0
+    if i.method == stats.METHOD:
+        text = f"{i.half_width:.{digits}f}"
+        return "\u00b1" + (text.lstrip("0") if compact and text.startswith("0.") else text)
+    lo, hi = f"{i.lo:.2f}", f"{i.hi:.2f}"
+    return f"{lo.lstrip('0') or '0'}-{hi.lstrip('0') or '0'}" if compact else f"[{lo}, {hi}]"
+
+
+def _header_lines(board: Board) -> list[str]:
+    lines = [f"[bold]{board.title}[/]"]
+    lines += [f"[yellow]! {w}[/]" for w in board.warnings]
+    facts = board.method + (f"; seeds {', '.join(map(str, board.seeds))}" if board.seeds else "")
+    if board.lower_is_better is not None:
+        facts += "; lower is better" if board.lower_is_better else "; higher is better"
+    if board.chance is not None:
+        facts += f"; chance {board.chance:.3g}"
+    lines.append(f"[dim]{facts}. {' '.join(board.notes)}[/]")
+    return lines
+
+
+def _table(board: Board, width: int | None) -> Table:
+    columns = [c for c in board.columns if c.group in TABLE_GROUPS]
+    if board.kind == "lm":
+        columns = [c for c in columns if c.group != "cost"]
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False, collapse_padding=True, show_edge=False,
+                  width=width)
+    table.add_column("encoding", max_width=NAME_WIDTH, overflow="ellipsis", no_wrap=True)
+    for c in columns:
+        table.add_column(c.short, justify="right", overflow="fold")
+    for e in board.entries:
+        name = e.display_name + (f" ({e.trained_as})" if e.trained_as else "")
+        cells = []
+        for c in columns:
+            cell = e.cells.get(c.key)
+            interval = _interval(cell, c, compact=True)
+            cells.append(_value(cell, c) + (f"\n{interval}" if interval else ""))
+        table.add_row(name, *cells)
+    if any(c.chance is not None for c in columns):
+        table.add_row("chance", *["" if c.chance is None else f"{c.chance:.{max(c.digits, 2)}f}" for c in columns],
+                      style="dim")
+    # a plain separator between the columns: SIMPLE_HEAD draws none, padding (0, 1) would cost two
+    for col in table.columns[1:]:
+        col.header = f" {col.header}"
+    return table
+
+
+def _legend(boards: list[Board]) -> str:
+    shorts = {c.short: c for b in boards for c in b.columns if c.short != c.label and c.group != "scale"}
+    parts = [f"{short}: {c.label}" for short, c in shorts.items()]
+    return "columns: " + "; ".join(parts) + ". A row in parentheses is a training-free variant on that checkpoint."
+
+
+CSV_HEAD = ("board", "encoding", "trained_as", "column", "mean", "lo", "hi", "interval", "status")
+
+
+def _rows(board: Board) -> list[list]:
+    """Long-form rows for CSV, one per (entry, column): the mean, its interval and how it was computed."""
+    rows = []
+    for e in board.entries:
+        for c in board.columns:
+            cell = e.cells.get(c.key) or Cell(status="missing")
+            bounded = cell.has_bounds
+            rows.append([board.id, e.encoding, e.trained_as or "", c.key,
+                         "" if cell.value is None else round(cell.value, 6),
+                         round(cell.interval.lo, 6) if bounded else "", round(cell.interval.hi, 6) if bounded else "",
+                         cell.interval.method if bounded else "", cell.status])
+    return rows
+
+
+def _markdown(board: Board) -> str:
+    lines = [f"### {board.title}", ""]
+    lines += [f"> **Warning:** {w}" for w in board.warnings]
+    lines += ["", f"{board.method}" + (f"; seeds {', '.join(map(str, board.seeds))}" if board.seeds else "")
+              + ("" if board.chance is None else f"; chance {board.chance:.3g}") + ". " + " ".join(board.notes), ""]
+    head = ["encoding"] + [c.label for c in board.columns]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join([":--"] + ["--:"] * len(board.columns)) + "|")
+    for e in board.entries:
+        name = e.display_name.replace("|", "\\|") + (f" (on {e.trained_as})" if e.trained_as else "")
+        cells = []
+        for c in board.columns:
+            cell = e.cells.get(c.key)
+            interval = _interval(cell, c, compact=False)
+            cells.append(_value(cell, c) + (f" {interval}" if interval else ""))
+        lines.append("| " + " | ".join([name] + cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def leaderboard(database: Path, board: str | None = None, fmt: str = "table", out=None) -> int:
+    """Print every board (or the one named ``board``) of ``database``; returns an exit code."""
+    out = out or sys.stdout
+    err = Console(stderr=True, highlight=False)
+    with connect_readonly(database) as con:
+        lb = build(con)
+    boards = lb.all
+    if board is not None:
+        chosen = lb.find(board)
+        if chosen is None:
+            names = [b.id for b in boards]
+            err.print(f"no board '{board}'{did_you_mean(board, names)}; boards: {', '.join(names) or 'none'}",
+                      markup=False, soft_wrap=True)
+            return 1
+        boards = [chosen]
+    if not boards:
+        err.print("no results yet: run `posbench run grids/quick.yaml`", markup=False)
+        return 0
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_HEAD)
+        for b in boards:
+            writer.writerows(_rows(b))
+        return 0
+    if fmt == "markdown":
+        out.write("\n".join(_markdown(b) for b in boards))
+        return 0
+    tty = out.isatty() if hasattr(out, "isatty") else False
+    console = Console(file=out, highlight=False, width=None if tty else 80, soft_wrap=False)
+    for b in boards:
+        console.print(f"[dim]board[/] {b.id}")
+        for line in _header_lines(b):
+            console.print(line)
+        console.print(_table(b, None))
+    console.print(f"[dim]{_legend(boards)}[/]")
+    return 0
+
+
+def render_text(database: Path, board: str | None = None, fmt: str = "table") -> str:
+    """The leaderboard as text (what :func:`leaderboard` prints)."""
+    buf = io.StringIO()
+    leaderboard(database, board, fmt, buf)
+    return buf.getvalue()

@@ -1,0 +1,258 @@
+"""Records -> DuckDB: schema, ingest, leaderboard views.
+
+The record files are the source of truth; the database is rebuilt from them at
+will. ``ingest`` builds a complete new database beside the old one and renames it
+into place: readers see the old file or the new one, never half of one; a corrupt
+database or one of another schema is simply replaced; two ingests at once each
+build their own and the last rename wins. Cluster tasks write record files and
+never touch the database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from suite.results.records import RecordError, scan
+from suite.results.rows import CURVE_COLUMNS, METRIC_COLUMNS, metric_info
+
+SCHEMA = """
+CREATE TABLE runs (
+    run_id VARCHAR PRIMARY KEY, encoding VARCHAR, display_name VARCHAR, family VARCHAR, size VARCHAR, task VARCHAR,
+    seed BIGINT, status VARCHAR, reason VARCHAR, git_commit VARCHAR, device VARCHAR, precision VARCHAR,
+    attention_path VARCHAR, corpus VARCHAR, corpus_fingerprint VARCHAR, wall_s DOUBLE, train_wall_s DOUBLE,
+    train_tokens_per_s DOUBLE, peak_memory_mb DOUBLE, n_params BIGINT, final_train_loss DOUBLE, finished_at VARCHAR,
+    checkpoint VARCHAR, versions JSON, params JSON, run JSON
+);
+CREATE TABLE evaluations (
+    eval_id VARCHAR PRIMARY KEY, run_id VARCHAR, evaluator VARCHAR, encoding VARCHAR, display_name VARCHAR,
+    family VARCHAR, paper VARCHAR, trained_as VARCHAR, checkpoint_level BOOLEAN, size VARCHAR, task VARCHAR,
+    seed BIGINT, scale INTEGER, status VARCHAR, reason VARCHAR, scale_behaviour VARCHAR, max_length INTEGER,
+    wall_s DOUBLE, finished_at VARCHAR, settings JSON, params JSON, spec JSON
+);
+CREATE TABLE metrics (
+    eval_id VARCHAR, run_id VARCHAR, task VARCHAR, metric VARCHAR, value DOUBLE, n BIGINT, status VARCHAR,
+    scale INTEGER, eval_len INTEGER, stderr DOUBLE, window_policy VARCHAR, source VARCHAR, chance DOUBLE
+);
+CREATE TABLE curves (
+    eval_id VARCHAR, run_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
+    pos_start INTEGER, pos_end INTEGER, value DOUBLE, n BIGINT
+);
+CREATE TABLE bench (
+    bench_id VARCHAR, created_at VARCHAR, device VARCHAR, machine VARCHAR, size VARCHAR, d_model INTEGER,
+    n_layers INTEGER, n_heads INTEGER, seq_len INTEGER, batch INTEGER, encoding VARCHAR, display_name VARCHAR,
+    attention_path VARCHAR, n_params BIGINT, metric VARCHAR, scale INTEGER, value DOUBLE, unit VARCHAR,
+    vs_nope DOUBLE, matmul_peak_flops DOUBLE, config JSON
+);
+CREATE TABLE metric_meta (
+    metric VARCHAR PRIMARY KEY, display_name VARCHAR, description VARCHAR, lower_is_better BOOLEAN, unit VARCHAR,
+    chance DOUBLE
+);
+"""
+
+VIEWS = """
+-- every figure with the entry it belongs to: the encoding as evaluated, on its run
+CREATE VIEW figures AS
+SELECT e.encoding, e.display_name, e.family, e.trained_as, e.checkpoint_level, e.size, e.seed, e.run_id, e.eval_id,
+       e.evaluator, m.task, m.metric, m.scale, m.eval_len, m.value, m.stderr, m.n, m.status, m.source, m.chance
+FROM metrics m JOIN evaluations e USING (eval_id)
+WHERE e.status = 'done';
+
+-- the encodings evaluated on each run (a checkpoint-level figure, e.g. GLUE-style, belongs to all of them)
+CREATE VIEW entries AS
+SELECT DISTINCT run_id, encoding, display_name, family, trained_as FROM evaluations WHERE NOT checkpoint_level;
+
+-- bits per byte per (encoding, size, task, scale), mean over seeds, with the
+-- extrapolation ratio bpb(s x L) / bpb(L) of the same models.
+CREATE VIEW lm_scale AS
+WITH agg AS (
+    SELECT encoding, any_value(display_name) AS display_name, any_value(family) AS family,
+           any_value(trained_as) AS trained_as, size, task, scale, any_value(eval_len) AS eval_len, avg(value) AS bpb,
+           CASE WHEN count(value) > 1 THEN stddev_samp(value) / sqrt(count(value)) ELSE max(stderr) END AS stderr,
+           count(value) AS n_seeds, bool_and(status = 'not_applicable') AS not_applicable
+    FROM figures WHERE metric = 'bpb' GROUP BY encoding, size, task, scale
+)
+SELECT a.*, a.bpb / b.bpb AS ratio
+FROM agg a LEFT JOIN agg b ON a.encoding = b.encoding AND a.size = b.size AND a.task = b.task AND b.scale = 1;
+
+-- length-dependent metrics other than bpb (synthetic tasks through lm-eval), mean over seeds
+CREATE VIEW task_scale AS
+SELECT encoding, any_value(display_name) AS display_name, any_value(trained_as) AS trained_as, size, task, metric,
+       scale, any_value(eval_len) AS eval_len, avg(value) AS value,
+       CASE WHEN count(value) > 1 THEN stddev_samp(value) / sqrt(count(value)) ELSE max(stderr) END AS stderr,
+       count(value) AS n_seeds, bool_and(status = 'not_applicable') AS not_applicable, any_value(source) AS source
+FROM figures WHERE scale IS NOT NULL AND metric NOT IN ('bpb', 'bpb_lmeval')
+GROUP BY encoding, size, task, metric, scale;
+
+-- checkpoint-level scores (GLUE-style) of every encoding evaluated on the checkpoint, mean over seeds
+CREATE VIEW glue_scores AS
+SELECT coalesce(x.encoding, f.encoding) AS encoding, any_value(coalesce(x.display_name, f.display_name)) AS display_name,
+       any_value(f.encoding) AS trained_as, f.size, f.task, f.metric, avg(f.value) AS value,
+       CASE WHEN count(f.value) > 1 THEN stddev_samp(f.value) / sqrt(count(f.value)) ELSE NULL END AS stderr,
+       count(f.value) AS n_seeds, any_value(f.status) AS status, any_value(f.source) AS source
+FROM figures f LEFT JOIN entries x ON x.run_id = f.run_id
+WHERE f.checkpoint_level
+GROUP BY coalesce(x.encoding, f.encoding), f.size, f.task, f.metric;
+
+-- one row per (entry, scale) of the coverage matrix
+CREATE VIEW coverage AS
+SELECT e.encoding, e.size, e.task, e.seed, coalesce(r.status, 'pending') AS status, e.scale,
+       CASE WHEN e.status <> 'done' THEN e.status
+            WHEN bool_and(m.status = 'not_applicable') THEN 'not_applicable' ELSE 'ok' END AS scale_status
+FROM evaluations e LEFT JOIN runs r USING (run_id) LEFT JOIN metrics m USING (eval_id)
+WHERE e.scale IS NOT NULL
+GROUP BY e.encoding, e.size, e.task, e.seed, r.status, e.scale, e.status;
+"""
+
+RUN_COLUMNS = ("run_id", "encoding", "display_name", "family", "size", "task", "seed", "status", "reason", "git_commit",
+               "device", "precision", "attention_path", "corpus", "corpus_fingerprint", "wall_s", "train_wall_s",
+               "train_tokens_per_s", "peak_memory_mb", "n_params", "final_train_loss", "finished_at", "checkpoint",
+               "versions", "params", "run")
+EVAL_COLUMNS = ("eval_id", "run_id", "evaluator", "encoding", "display_name", "family", "paper", "trained_as",
+                "checkpoint_level", "size", "task", "seed", "scale", "status", "reason", "scale_behaviour", "max_length",
+                "wall_s", "finished_at", "settings", "params", "spec")
+
+
+def _run_row(rec: dict) -> tuple:
+    prov = rec.get("provenance", {})
+    fields = {**prov, **{k: rec.get(k) for k in ("run_id", "encoding", "display_name", "family", "size", "task", "seed",
+                                                  "status", "reason", "checkpoint")}}
+    fields.update(versions=json.dumps(prov.get("versions", {})), run=json.dumps(rec["run"]),
+                  params=json.dumps(rec.get("content", {}).get("encoding", {}).get("params", {})))
+    return tuple(fields.get(c) for c in RUN_COLUMNS)
+
+
+def _eval_row(rec: dict) -> tuple:
+    prov = rec.get("provenance", {})
+    spec = rec.get("evaluation", {}).get("encoding", {})
+    fields = {**rec, "wall_s": prov.get("wall_s"), "finished_at": prov.get("finished_at"),
+              "settings": json.dumps(rec.get("settings", {})), "spec": json.dumps(spec),
+              "params": json.dumps(rec.get("content", {}).get("encoding", {}).get("params", {}))}
+    return tuple(fields.get(c) for c in EVAL_COLUMNS)
+
+
+def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Bulk insert through Arrow (row-by-row executemany is slow in DuckDB)."""
+    if not rows:
+        return
+    batch = pa.table({c: [row[i] for row in rows] for i, c in enumerate(columns)})  # noqa: F841 (read by DuckDB)
+    con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM batch")
+
+
+BENCH_COLUMNS = ("bench_id", "created_at", "device", "machine", "size", "d_model", "n_layers", "n_heads", "seq_len",
+                 "batch", "encoding", "display_name", "attention_path", "n_params", "metric", "scale", "value", "unit",
+                 "vs_nope", "matmul_peak_flops", "config")
+BENCH_SCHEMA_VERSION = 1  # suite.bench.run writes it (not imported here: the store never imports torch)
+
+
+def read_bench_record(path: Path) -> dict:
+    """A ``posbench bench`` record (results/bench/<bench_id>.json); :class:`RecordError` if unusable."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(path, f"cannot read: {exc}") from None
+    if not isinstance(record, dict) or record.get("kind") != "bench":
+        raise RecordError(path, "not a bench record")
+    if record.get("schema_version") != BENCH_SCHEMA_VERSION:
+        raise RecordError(path, f"schema version {record.get('schema_version')!r}, expected {BENCH_SCHEMA_VERSION}")
+    if record.get("bench_id") != Path(path).stem:
+        raise RecordError(path, f"its bench_id {record.get('bench_id')!r} does not match the file name")
+    return record
+
+
+def _bench_rows(rec: dict) -> list[tuple]:
+    cfg, shape = rec["config"], rec["config"]["shape"]
+    machine = rec.get("machine", {})
+    head = {"bench_id": rec["bench_id"], "created_at": rec.get("created_at"), "device": cfg["device"],
+            "machine": machine.get("gpu") or machine.get("cpu"), "size": cfg["size"], "d_model": shape["d_model"],
+            "n_layers": shape["n_layers"], "n_heads": shape["n_heads"], "seq_len": cfg["seq_len"], "batch": cfg["batch"],
+            "matmul_peak_flops": rec.get("matmul_peak_flops"), "config": json.dumps(cfg)}
+    out = []
+    for row in rec["rows"]:
+        for m in row["metrics"]:
+            fields = {**head, **{k: row[k] for k in ("encoding", "display_name", "attention_path", "n_params")}, **m}
+            out.append(tuple(fields.get(c) for c in BENCH_COLUMNS))
+    return out
+
+
+def _bench_records(directory: Path, problems: list[RecordError]) -> list[list[tuple]]:
+    """The rows of every usable bench record in ``directory``; each other one is reported."""
+    out = []
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            out.append(_bench_rows(read_bench_record(path)))
+        except RecordError as exc:
+            problems.append(exc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(RecordError(path, f"unusable content: {type(exc).__name__}: {exc}"))
+    return out
+
+
+@dataclass
+class IngestReport:
+    runs: int
+    evaluations: int
+    problems: list[RecordError]
+    benches: int = 0
+
+
+def _usable(records: list[dict], row, problems: list[RecordError], directory: Path) -> list[dict]:
+    """The records whose rows can be built and stored; each other one is reported."""
+    out = []
+    for rec in records:
+        try:
+            row(rec)
+            if not -2**63 <= rec["seed"] < 2**63:
+                raise ValueError(f"seed {rec['seed']} does not fit a 64-bit integer")
+            for m in rec.get("metrics", []):
+                [m[c] for c in ("task", "metric", "value", "n")]  # noqa: B018 (a KeyError reports the record)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(RecordError(directory / f"{rec.get('run_id') if row is _run_row else rec.get('eval_id')}.json",
+                                        f"unusable content: {type(exc).__name__}: {exc}"))
+            continue
+        out.append(rec)
+    return out
+
+
+def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | None = None) -> IngestReport:
+    """Build ``database`` from every usable record; every unusable one is reported, none is fatal.
+    Bench records are read from ``bench_dir`` (default: ``bench/`` beside ``runs_dir``)."""
+    runs, evals = scan(runs_dir, "training_run"), scan(evals_dir, "evaluation")
+    problems = runs.problems + evals.problems
+    run_records = _usable(runs.records, _run_row, problems, runs_dir)
+    eval_records = _usable(evals.records, _eval_row, problems, evals_dir)
+    benches = _bench_records(bench_dir or Path(runs_dir).parent / "bench", problems)
+    database.parent.mkdir(parents=True, exist_ok=True)
+    staging = database.with_name(f".tmp-{os.getpid()}-{database.name}")
+    staging.unlink(missing_ok=True)
+    try:
+        with duckdb.connect(str(staging)) as con:
+            con.execute(SCHEMA)
+            _insert(con, "metric_meta", ("metric", "display_name", "description", "lower_is_better", "unit", "chance"),
+                    [(m.name, m.display_name, m.description, m.lower_is_better, m.unit, m.chance)
+                     for m in metric_info().values()])
+            _insert(con, "runs", RUN_COLUMNS, [_run_row(r) for r in run_records])
+            _insert(con, "evaluations", EVAL_COLUMNS, [_eval_row(r) for r in eval_records])
+            _insert(con, "metrics", ("eval_id", "run_id") + METRIC_COLUMNS,
+                    [(r["eval_id"], r["run_id"], *(m.get(c) for c in METRIC_COLUMNS)) for r in eval_records for m in r["metrics"]])
+            _insert(con, "curves", ("eval_id", "run_id") + CURVE_COLUMNS,
+                    [(r["eval_id"], r["run_id"], *(c.get(k) for k in CURVE_COLUMNS)) for r in eval_records for c in r["curves"]])
+            _insert(con, "bench", BENCH_COLUMNS, [row for rows in benches for row in rows])
+            con.execute(VIEWS)
+        Path(f"{database}.wal").unlink(missing_ok=True)  # a crashed writer's log must not replay into the new file
+        os.replace(staging, database)
+    finally:
+        staging.unlink(missing_ok=True)
+        Path(f"{staging}.wal").unlink(missing_ok=True)
+    return IngestReport(len(run_records), len(eval_records), problems, len(benches))
+
+
+def connect_readonly(database: Path) -> duckdb.DuckDBPyConnection:
+    if not database.exists():
+        raise FileNotFoundError(f"{database} does not exist: run `posbench ingest` (or `posbench run`) first")
+    return duckdb.connect(str(database), read_only=True)

@@ -1,0 +1,151 @@
+"""Re-running a training-run record: ``posbench verify RECORD``.
+
+The run is rebuilt from the record alone (``TrainingRun.from_dict(record["run"])``,
+whose content must still hash to the record's ``run_id``), trained again with
+``suite.training.fit.fit`` into a temporary folder, and its final training loss compared with
+the recorded one. Every ``done`` evaluation record of that run in ``results/evals`` is
+then run again on the fresh weights with ``suite.execution.runner.evaluate`` (into a temporary
+project, so nothing under ``results/`` changes) and each metric compared.
+
+Tolerances, by the kind of device (a record is only verified on the kind it was made on):
+
+* CPU: absolute difference at most ``1e-6``. Training on the CPU is deterministic
+  (Lightning ``deterministic=True``, float32, the same seed): the same code gives the
+  same numbers, up to summation order where the thread count differs.
+* GPU: relative difference at most ``2e-2``: bf16 autocast and non-deterministic
+  kernels make two runs differ in the last bits, and training amplifies that.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.results.records import RecordError, git_commit, read_record, scan
+from suite.specs import Project
+
+CPU_ABS_TOL = 1e-6
+GPU_REL_TOL = 2e-2
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    device: str  # "cpu" or "cuda"
+
+    def matches(self, recorded, rerun) -> bool:
+        if recorded is None or rerun is None:
+            return recorded is None and rerun is None  # both not applicable / not finite
+        if self.device == "cpu":
+            return abs(recorded - rerun) <= CPU_ABS_TOL
+        return abs(recorded - rerun) <= GPU_REL_TOL * max(abs(recorded), 1e-12)
+
+    def __str__(self) -> str:
+        return f"|diff| <= {CPU_ABS_TOL:g}" if self.device == "cpu" else f"|diff| <= {GPU_REL_TOL:g} x |recorded|"
+
+
+@dataclass
+class Verification:
+    lines: list[str] = field(default_factory=list)
+    mismatches: int = 0  # figures that differ, and anything that could not be compared
+    compared: int = 0
+    matched: int = 0
+
+    def compare(self, what: str, recorded, rerun, tolerance: Tolerance) -> None:
+        ok = tolerance.matches(recorded, rerun)
+        self.compared += 1
+        self.matched += ok
+        self.mismatches += not ok
+        diff = "" if recorded is None or rerun is None else f", |diff| {abs(recorded - rerun):.3g}"
+        self.lines.append(f"{'match' if ok else 'MISMATCH'}: {what}: recorded {_fmt(recorded)}, re-run {_fmt(rerun)}{diff}")
+
+    def fail(self, message: str) -> None:
+        self.mismatches += 1
+        self.lines.append(f"MISMATCH: {message}")
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.10g}"
+
+
+def device_kind(device: str) -> str:
+    return "cpu" if device == "cpu" else "cuda"
+
+
+def record_path(ref: str, project: Project) -> Path:
+    """A record file, or a run id of ``results/runs``."""
+    path = Path(ref)
+    return path if path.suffix == ".json" or path.exists() else project.runs / f"{ref}.json"
+
+
+def verify(path: Path, project: Project, evaluations: bool = True, log=print) -> Verification:
+    """Train the run of the record at ``path`` again and compare (see the module docstring).
+    Raises RecordError or ValueError when the record cannot be verified at all."""
+    import torch
+
+    from suite.plan.grid import TrainingRun
+    from suite.training.fit import fit
+
+    record = read_record(path, "training_run")
+    if record["status"] != "done":
+        raise ValueError(f"{path}: the run's status is {record['status']!r}: only a done run has figures to verify")
+    run = TrainingRun.from_dict(record["run"])
+    out = Verification()
+    if run.run_id != record["run_id"]:
+        out.fail(f"the run in the record hashes to {run.run_id}, not its run_id {record['run_id']}: the record was edited")
+        return out
+    recorded_device = record["provenance"].get("device", "cpu")
+    here = "cuda" if torch.cuda.is_available() else "cpu"
+    if device_kind(recorded_device) != here:
+        raise ValueError(f"{path}: recorded on {recorded_device}; this machine trains on {here}: verify on the same kind of device")
+    tolerance = Tolerance(here)
+    commit = git_commit(project.root)
+    if commit != record["provenance"].get("git_commit"):
+        log(f"note: recorded at commit {record['provenance'].get('git_commit')}, re-run at {commit}")
+    log(f"re-training {run.label} ({run.run_id}) on {here}; tolerance {tolerance}")
+    with tempfile.TemporaryDirectory(prefix="posbench-verify-") as tmp:
+        scratch = Project(Path(tmp))
+        result = fit(run, scratch.checkpoints, progress_bar=False)
+        out.compare("final_train_loss", record["provenance"].get("final_train_loss"), result.stats["final_train_loss"],
+                    tolerance)
+        if evaluations:
+            _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
+    return out
+
+
+def _verify_evaluations(run, module, project: Project, scratch: Project, tolerance: Tolerance, out: Verification, log) -> None:
+    from suite.plan.grid import Evaluation
+    from suite.execution.runner import evaluate
+
+    found = scan(project.evals, "evaluation")
+    mine = [r for r in found.records if r["run_id"] == run.run_id and r["status"] == "done"]
+    log(f"{len(mine)} evaluation record(s) of this run to re-run")
+    for record in sorted(mine, key=lambda r: (r["evaluator"], r["encoding"], r["scale"] or 0)):
+        evaluation = Evaluation.from_dict(record["evaluation"])
+        what = f"{record['evaluator']} as {record['encoding']}" + (f" at {record['scale']}x" if record["scale"] else "")
+        if evaluation.eval_id != record["eval_id"]:
+            out.fail(f"{what}: the evaluation in the record hashes to {evaluation.eval_id}, not {record['eval_id']}")
+            continue
+        rerun = evaluate(evaluation, module, scratch, log=lambda *a, **k: None)
+        if rerun["status"] != "done":
+            out.fail(f"{what}: the re-run failed: {rerun.get('reason')}")
+            continue
+        again = {_key(m): m["value"] for m in rerun["metrics"]}
+        for m in record["metrics"]:
+            label = f"{what}: {m['task']} {m['metric']}"
+            if _key(m) not in again:
+                out.fail(f"{label}: not produced by the re-run")
+                continue
+            out.compare(label, _finite(m["value"]), _finite(again[_key(m)]), tolerance)
+
+
+def _key(metric: dict) -> tuple:
+    return metric["task"], metric["metric"], metric.get("scale"), metric.get("eval_len")
+
+
+def _finite(value):
+    return value if value is None or math.isfinite(value) else None
+
+
+__all__ = ["RecordError", "Tolerance", "Verification", "record_path", "verify"]

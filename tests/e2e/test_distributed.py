@@ -1,0 +1,95 @@
+"""Lightning DDP on CPU (gloo, 2 processes) and exact resume from a checkpoint taken mid-run.
+
+DDP: one run trained by `posbench run-one MANIFEST 0 --devices 2` (Lightning launches
+the second rank by re-running the command; each rank takes half of every batch, so the
+global batch is the recipe's) against the same run trained in one process. Every rank
+sees the same data, the gradients are averaged over equal halves (the mean of the two
+half-batch losses is the full-batch loss when no target is ignored, as in language
+modelling), so the two differ only by the order of float additions in the gradient
+all-reduce and the loss: the final loss within 1e-5 relative, every weight within 1e-5.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from suite.plan.grid import expand
+from suite.execution.manifest import manifest_of, write_manifest
+from suite.results.records import read_record
+from suite.specs import Project, load_grid
+from suite.training.fit import TrainingFailed, fit, load_checkpoint, resume_dir
+
+QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
+LOSS_RTOL, WEIGHT_ATOL = 1e-5, 1e-5
+
+
+def one_run_plan(tiny_grid, root: Path, steps: int):
+    grid = tiny_grid(name="one", encodings=["rope"], scales=[1], eval=QUICK_EVAL,
+                     train={"steps": steps, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
+    return grid, expand(load_grid(grid, Project(root)))
+
+
+def single_process(run, folder: Path):
+    torch.set_num_threads(1)
+    return fit(run, folder / "checkpoints", progress_bar=False)
+
+
+def test_ddp_over_two_cpu_processes_matches_one_process(tiny_grid, project_root, tmp_path):
+    grid, plan = one_run_plan(tiny_grid, project_root, steps=20)
+    manifest = write_manifest(manifest_of(plan, Project(project_root), str(grid), False), tmp_path / "manifest.json")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+    done = subprocess.run([sys.executable, "-m", "suite.cli.main", "--root", str(project_root), "run-one", str(manifest), "0",
+                           "--devices", "2"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = plan.runs[0]
+    record = read_record(project_root / "results" / "runs" / f"{run.run_id}.json", "training_run")
+    assert record["status"] == "done" and record["provenance"]["world_size"] == 2
+    assert read_record(next((project_root / "results" / "evals").glob("*.json")), "evaluation")["status"] == "done"
+
+    reference = single_process(run, tmp_path / "single")
+    assert reference.stats["world_size"] == 1
+    assert record["provenance"]["final_train_loss"] == pytest.approx(reference.stats["final_train_loss"], rel=LOSS_RTOL)
+    ddp_weights = load_checkpoint(project_root / record["checkpoint"]).model.state_dict()
+    for name, value in reference.module.model.state_dict().items():
+        torch.testing.assert_close(ddp_weights[name], value, atol=WEIGHT_ATOL, rtol=0, msg=name)
+
+
+class StopAt:
+    """Writes an hpc checkpoint where Lightning's requeue handler would (at the start of
+    step ``step``) and stops the process's training there, as a preemption does."""
+
+    def __init__(self, step: int):
+        import lightning as L
+
+        outer = self
+
+        class Callback(L.Callback):
+            def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+                if trainer.global_step == outer.step:
+                    trainer.save_checkpoint(trainer._checkpoint_connector.hpc_save_path(trainer.default_root_dir))
+                    raise RuntimeError("preempted")
+
+        self.step, self.callback = step, Callback()
+
+
+def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tiny_grid, project_root, tmp_path):
+    _, plan = one_run_plan(tiny_grid, project_root, steps=30)
+    run = plan.runs[0]
+    reference = single_process(run, tmp_path / "reference")
+
+    checkpoints = tmp_path / "resumed" / "checkpoints"
+    with pytest.raises(TrainingFailed, match="preempted"):
+        fit(run, checkpoints, progress_bar=False, callbacks=[StopAt(13).callback])
+    assert list(resume_dir(checkpoints, run).glob("hpc_ckpt_*.ckpt"))
+    resumed = fit(run, checkpoints, progress_bar=False)
+    assert resumed.stats["resumed_from_step"] == 13
+    assert not resume_dir(checkpoints, run).exists()  # finished: the hpc checkpoint is gone
+    assert resumed.stats["final_train_loss"] == reference.stats["final_train_loss"]  # exactly: CPU is deterministic
+    mine, theirs = resumed.module.model.state_dict(), reference.module.model.state_dict()
+    assert all(torch.equal(mine[k], theirs[k]) for k in theirs)

@@ -1,0 +1,121 @@
+"""Nothing lost, nothing corrupted: divergence, killed processes, concurrent processes, bad files.
+
+Real `posbench` processes on tiny grids; the record files are the evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from suite.cli.main import main
+from suite.plan.grid import expand
+from suite.specs import Project, load_grid
+
+QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
+
+
+def posbench(root: Path, *args: str, **popen) -> subprocess.Popen:
+    """A real `posbench` process (one thread: several share this machine's cores)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+    return subprocess.Popen([sys.executable, "-m", "suite.cli.main", "--root", str(root), *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
+
+
+def records(root: Path, folder: str) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((root / "results" / folder).glob("*.json"))]
+
+
+def plan_of(root: Path, grid: Path):
+    return expand(load_grid(grid, Project(root)))
+
+
+def test_a_diverging_run_is_recorded_as_failed_and_the_grid_completes(tiny_grid, project_root, capsys):
+    grid = tiny_grid(name="diverge", encodings=["nope", "rope"], scales=[1, 2], eval=QUICK_EVAL,
+                     train={"steps": 30, "batch_size": 4, "seq_len": 32, "warmup_steps": 1, "lr": 1.0e6})
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 1
+    runs = records(project_root, "runs")
+    assert len(runs) == 2 and {r["status"] for r in runs} == {"failed"}
+    for r in runs:
+        assert "diverged" in r["reason"] and isinstance(r["step"], int)
+        assert (project_root / r["log"]).is_file()
+    assert not list((project_root / "results" / "checkpoints").glob("*.ckpt"))  # no NaN weights kept
+    assert (project_root / "site" / "_build" / "index.html").is_file()  # ingested and rendered all the same
+    assert "2 piece(s) failed" in capsys.readouterr().err
+
+
+def test_a_killed_run_resumes_with_exactly_one_record_per_piece(tiny_grid, project_root):
+    # long enough that the kill lands inside the first training run, however fast a step is
+    grid = tiny_grid(name="killed", encodings=["nope", "alibi"], scales=[1, 2], eval=QUICK_EVAL,
+                     train={"steps": 1000, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
+    proc = posbench(project_root, "run", str(grid), "--quiet", "--no-site")
+    claims = project_root / "results" / "claims"
+    deadline = time.time() + 120
+    while not list(claims.glob("run-*.json")) and time.time() < deadline:  # training has begun
+        time.sleep(0.2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert list(claims.glob("run-*.json")), "the killed process left its claim behind"
+    # a stray temporary file, as a kill inside a record write leaves it
+    (project_root / "results" / "runs").mkdir(parents=True, exist_ok=True)
+    (project_root / "results" / "runs" / ".tmp-123-abc.part").write_text('{"half": ')
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0  # takes the stale claim
+    plan = plan_of(project_root, grid)
+    assert sorted(r["run_id"] for r in records(project_root, "runs")) == sorted(r.run_id for r in plan.runs)
+    assert sorted(r["eval_id"] for r in records(project_root, "evals")) == sorted(e.eval_id for e in plan.evaluations)
+    assert all(r["status"] == "done" for r in records(project_root, "runs") + records(project_root, "evals"))
+    assert not list(claims.glob("*.json"))
+
+
+def test_eight_concurrent_processes_divide_the_work(tiny_grid, project_root):
+    grid = tiny_grid(name="crowd", encodings=["nope", "rope", "alibi", "t5"], seeds=[0, 1], scales=[1, 2],
+                     eval=QUICK_EVAL, train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1})
+    procs = [posbench(project_root, "run", str(grid), "--quiet") for _ in range(8)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, "\n".join(outputs)
+    plan = plan_of(project_root, grid)
+    trained = sum(o.count("trained in") for o in outputs)
+    evaluated = sum(o.count("extrapolation ") for o in outputs)
+    assert trained == len(plan.runs) == 8  # no run trained twice
+    assert evaluated == len(plan.evaluations) == 16  # no evaluation done twice
+    assert len(records(project_root, "runs")) == 8 and len(records(project_root, "evals")) == 16
+    with duckdb.connect(str(project_root / "results" / "posbench.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM evaluations WHERE status = 'done'").fetchone() == (16,)
+
+
+def test_a_corrupt_record_is_redone_and_a_corrupt_database_rebuilt(tiny_grid, project_root, capsys):
+    grid = tiny_grid(name="heal", encodings=["nope"], scales=[1, 2], eval=QUICK_EVAL)
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
+    victim = sorted((project_root / "results" / "evals").glob("*.json"))[0]
+    victim.write_text('{"schema_version": 2, "kind": "evaluation", "eval_')  # truncated
+    database = project_root / "results" / "posbench.duckdb"
+    database.write_bytes(b"this is not a DuckDB file" * 100)
+    assert main(["--root", str(project_root), "plan", str(grid)]) == 0
+    assert "evaluations: 1 done, 1 todo, 0 failed" in capsys.readouterr().out  # the corrupt one is to do again
+    assert main(["--root", str(project_root), "ingest"]) == 0
+    assert f"skipped {victim}" in capsys.readouterr().err  # reported with file and reason, not fatal
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
+    assert json.loads(victim.read_text())["status"] == "done"
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM evaluations").fetchone() == (2,)
+
+
+@pytest.mark.parametrize("garbage", [b"", b"\x00\xff\xfe", b"[1, 2, 3]", b'{"schema_version": 2, "kind": "training_run"}'])
+def test_ingest_skips_every_kind_of_bad_record(tmp_path, garbage):
+    from suite.results.store import ingest
+
+    runs, evals = tmp_path / "runs", tmp_path / "evals"
+    runs.mkdir()
+    evals.mkdir()
+    (runs / "0000000000000000.json").write_bytes(garbage)
+    report = ingest(runs, evals, tmp_path / "db.duckdb")
+    assert report.runs == 0 and len(report.problems) == 1 and report.problems[0].path.name == "0000000000000000.json"

@@ -1,0 +1,184 @@
+"""Spec loading: every shipped file loads; every broken one names file, line and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from suite.cli.main import main
+from suite.specs import Project, SpecErrors, load_encoding, load_grid, load_size, load_task
+
+from tests.conftest import REPO
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "grids").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_grid_loads(path):
+    grid = load_grid(path, Project(REPO))
+    assert grid.encodings and grid.sizes and grid.tasks
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "sizes").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_size_loads(path):
+    assert load_size(path).d_model % load_size(path).n_heads == 0
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "tasks").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_task_loads(path):
+    assert load_task(path).name == path.stem
+
+
+def errors_of(fn, *args) -> list[str]:
+    with pytest.raises(SpecErrors) as info:
+        fn(*args)
+    return [str(e) for e in info.value.errors]
+
+
+def test_unknown_key_and_param_name_file_line_and_suggestion(tmp_path):
+    path = tmp_path / "encodings" / "rope2.yaml"
+    path.parent.mkdir()
+    path.write_text("name: rope2\ndisplay_name: R\nfamily: rotary\npaper: p\nimpl: rotary\n"
+                    "params:\n  base: 10000\n  scalng: pi\ndisplay: x\n")
+    errs = errors_of(load_encoding, path)
+    assert f"{path}:9: display: unknown key (did you mean 'display_name'?)" in errs
+    assert len(errs) == 1  # params are checked once the spec itself is sound
+    path.write_text(path.read_text().replace("display: x\n", ""))
+    errs = errors_of(load_encoding, path)
+    assert errs == [f"{path}:8: params.scalng: unknown parameter (did you mean 'scaling'?); "
+                    "valid: base, fraction, partial_exponent, scaling, beta_fast, beta_slow, low_freq_factor, high_freq_factor"]
+
+
+def test_bad_param_type_and_value_are_reported_on_their_lines(tmp_path):
+    path = tmp_path / "rope3.yaml"
+    path.write_text("name: rope3\ndisplay_name: R\nfamily: rotary\npaper: p\nimpl: rotary\n"
+                    "params:\n  base: lots\n  scaling: sideways\n")
+    errs = errors_of(load_encoding, path)
+    assert any(e.startswith(f"{path}:7: params.base:") for e in errs), errs
+    assert any(e.startswith(f"{path}:8: params.scaling:") for e in errs), errs
+
+
+def test_unknown_impl_suggests_a_registered_name(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text("name: x\ndisplay_name: X\nfamily: bias\npaper: p\nimpl: alibbi\n")
+    (err,) = errors_of(load_encoding, path)
+    assert err.startswith(f"{path}:5: impl: unknown encoding implementation 'alibbi' (did you mean 'alibi'?)")
+
+
+def test_grid_reports_every_error_at_once(project_root):
+    path = project_root / "grids" / "broken.yaml"
+    path.write_text("name: broken\nencodings: [rope, ropee]\nsizes: [tiny]\ntasks: [lm]\n"
+                    "scales: [1, 0]\ntrain:\n  steps: -3\n  sed: 1\n")
+    errs = errors_of(load_grid, path, Project(project_root))
+    assert f"{path}:7: train.steps: Input should be greater than 0" in errs
+    assert f"{path}:8: train.sed: unknown key (did you mean 'seed'?)" not in errs  # 'seed' is not a train key
+    assert any(e.startswith(f"{path}:8: train.sed: unknown key") for e in errs)
+    assert len(errs) == 2  # structural errors first; references are checked once the structure is valid
+    path.write_text("name: broken\nencodings: [rope, ropee]\nsizes: [tiny]\ntasks: [lm]\nscales: [1, 0]\n")
+    errs = errors_of(load_grid, path, Project(project_root))
+    assert any(e.startswith(f"{path}:2: encodings.1: no encoding 'ropee'") and "did you mean 'rope'" in e for e in errs), errs
+    assert any(e.startswith(f"{path}:5: scales.1:") for e in errs), errs
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    path = tmp_path / "grids" / "g.yaml"
+    path.parent.mkdir()
+    path.write_text("name: g\nencodings: [rope\nsizes: [tiny]\n")
+    (err,) = errors_of(load_grid, path, Project(tmp_path))
+    assert err.startswith(f"{path}:3: (syntax):")
+
+
+def test_duplicate_yaml_key_is_an_error(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text("name: d\ndisplay_name: D\nfamily: none\npaper: p\nimpl: none\nname: e\n")
+    assert f"{path}:6: name: duplicate key" in errors_of(load_encoding, path)
+
+
+def test_cli_validate_exit_code_and_message(project_root, capsys):
+    bad = project_root / "encodings" / "bad.yaml"
+    bad.write_text("name: bad\ndisplay_name: B\nfamily: rotary\npaper: p\nimpl: rotary\nparams: {fraction: 2}\n")
+    code = main(["--root", str(project_root), "validate", str(bad), str(project_root / "encodings" / "rope.yaml")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{bad}:6: params: " in err and "fraction must be in (0, 1]" in err
+    assert not (project_root / "results").exists()
+
+
+def test_cli_run_with_broken_grid_trains_and_writes_nothing(project_root, capsys):
+    grid = project_root / "grids" / "quick.yaml"
+    grid.write_text(grid.read_text() + "steps: 5\n")  # a training key at the top level
+    code = main(["--root", str(project_root), "run", str(grid)])
+    assert code == 1
+    assert "steps: unknown key" in capsys.readouterr().err
+    assert not (project_root / "results").exists()
+
+
+def test_every_shipped_spec_passes_validate_with_every_limit(capsys):
+    """No false refusals: the shipped grids (paper.yaml included) pass the limits checks."""
+    paths = [str(p) for kind in ("encodings", "sizes", "tasks", "grids") for p in sorted((REPO / kind).glob("*.yaml"))]
+    assert main(["--root", str(REPO), "validate", *paths]) == 0, capsys.readouterr().err
+
+
+def test_split_sizes_from_file_sizes_equal_the_loaded_corpus(text_folder):
+    from suite.data.corpus import load_corpus
+    from suite.plan.limits import split_bytes
+    from suite.specs import CorpusSpec
+
+    total = sum(p.stat().st_size for p in text_folder.glob("*.py"))
+    for max_bytes in (None, total - 1):  # the cap skips a file
+        corpus = CorpusSpec(kind="folder", path=str(text_folder), glob="*.py", max_bytes=max_bytes)
+        loaded = load_corpus(corpus)
+        assert split_bytes(corpus) == {split: len(loaded[split]) for split in ("train", "validation", "test")}
+
+
+def test_limits_are_read_on_the_meta_device_without_allocating():
+    """A 2^40-row table is measured, not allocated (it would need 256 TiB)."""
+    from suite.plan.limits import build_on_meta
+    from suite.specs import EncodingSpec, SizeSpec
+
+    spec = EncodingSpec(name="big", display_name="Big", family="absolute", paper="p", impl="learned",
+                        params={"max_positions": 2**40})
+    built = build_on_meta(spec, SizeSpec(name="s", d_model=64, n_layers=2, n_heads=4, d_ff=256), 64)
+    assert built.max_length == 2**40 and built.n_params > 2**46 and built.hooks == {"embed"}
+
+
+def test_without_imports_external_references_are_checked_for_form_only(capsys):
+    from suite.encodings import ENCODINGS
+    from suite.core.registry import LookupFailed, NotImported, no_imports
+
+    with no_imports():
+        with pytest.raises(NotImported):
+            ENCODINGS.get("this:Zen")
+        with pytest.raises(LookupFailed, match="no module named 'no_such_module_xyz'"):
+            ENCODINGS.get("no_such_module_xyz:X")
+        assert ENCODINGS.get("rotary").__name__ == "Rotary"  # registered families are ours
+    assert "Beautiful is better than ugly" not in capsys.readouterr().out
+    with pytest.raises(LookupFailed, match="no attribute 'Zen'"):
+        ENCODINGS.get("this:Zen")  # imports are on again outside the block
+
+
+def test_line_index_does_not_expand_aliases(tmp_path):
+    from suite.core.yamldoc import read_yaml
+
+    path = tmp_path / "a.yaml"
+    path.write_text("shared: &s\n  lr: 1\nfirst: *s\nsecond:\n  - *s\n")
+    doc = read_yaml(path)
+    assert doc.data["second"][0] == {"lr": 1}
+    assert doc.lines == {("shared",): 1, ("shared", "lr"): 2, ("first",): 3, ("second",): 4, ("second", 0): 5}
+    assert doc.line(("second", 0, "lr")) == 5  # a use of the alias reports the line that uses it
+
+
+def test_an_absolute_plugin_path_is_explicit_and_loads_with_import(tmp_path, capsys):
+    spec = tmp_path / "encodings" / "bounded.yaml"
+    spec.parent.mkdir()
+    spec.write_text("name: bounded\ndisplay_name: B\nfamily: absolute\npaper: p\n"
+                    f"impl: {REPO / 'tests' / 'plugins' / 'bounded.py'}:BoundedSinusoidal\n"
+                    "params: {base: .inf}\n")
+    assert main(["--root", str(tmp_path), "validate", str(spec)]) == 1
+    assert f"{spec}:6: params.base: inf is not a finite number" in capsys.readouterr().err
+    spec.write_text(spec.read_text().replace("{base: .inf}", "{bse: 100}"))
+    assert main(["--root", str(tmp_path), "validate", str(spec)]) == 0  # params of external code need --import
+    assert "params of bounded not checked: run with --import" in capsys.readouterr().out
+    from suite.specs import load_encoding
+
+    errs = errors_of(load_encoding, spec)  # imports on: the plugin's own Params are checked
+    assert errs == [f"{spec}:6: params.bse: unknown parameter (did you mean 'base'?); valid: base, convention"]
