@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from suite.results.records import SCHEMA_VERSION, write_record
+from suite.results.record_types import SCHEMA_VERSION, from_json
+from suite.results.records import write_record
 
 ENCODINGS = ["nope", "sinusoidal", "learned", "rope", "rope-partial", "xpos", "randomized", "addrope", "alibi", "t5",
              "kerple-log", "kerple-power", "fire", "sandwich", "cope", "rerope", "rerope-leaky", "rope-ntk-trained",
@@ -66,7 +67,7 @@ class Writer:
                            "train_tokens_per_s": 20_000.0 + seed, "peak_memory_mb": 700.0, "train_wall_s": 25.0,
                            "final_train_loss": 2.0, "finished_at": "2026-11-22T00:00:00+00:00"},
         }
-        write_record(record, self.runs)
+        write_record(from_json(record), self.runs)
         return record
 
     def evaluation(self, run: dict, encoding: str, scale: int | None, evaluator: str, metrics: list[dict],
@@ -83,7 +84,7 @@ class Writer:
             "scale_behaviour": "extrapolate", "max_length": None,
             "provenance": {"wall_s": 1.0, "finished_at": "2026-11-22T00:00:00+00:00"},
         }
-        write_record(record, self.evals)
+        write_record(from_json(record), self.evals)
 
 
 def metric(task, name, value, n, scale=None, chance=None, status="ok") -> dict:

@@ -1,8 +1,9 @@
 """PosBench: a declarative benchmark and leaderboard for positional encodings.
 
-The import package is `suite` (the distribution is `posbench`). See DESIGN.md in the
-project's shared folder for the architecture; each module has one job:
-specs -> grid -> train -> evaluate -> store -> site.
+The import package is `suite` (the distribution is `posbench`). Its folders are the
+stages of the flow, each importing only the ones before it (README, "Layout"):
+core -> encodings, data -> specs -> modeling -> plan -> training -> evaluation -> results ->
+execution -> report, with bench, submission and cli on top.
 """
 
 RECIPE_VERSION = 2  # 2: encodings matched to their reference code (KERPLE shared, CoPE /sqrt(d), ...)

@@ -42,8 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
+from suite.bench.training_steps import bare_step_times, lightning_step_times, random_batches, training_run
 from suite.bench.probes import MMAP_THRESHOLD, sync, matmul_peak, flops_per_token, CpuPeak, measure_peak_mib
 
 BENCH_SCHEMA_VERSION = 1
@@ -89,95 +89,6 @@ class Row:
 
 
 # -- references ---------------------------------------------------------------------
-
-
-def training_run(project, spec, size, cfg: BenchConfig, steps: int):
-    from suite.plan.grid import TrainingRun
-    from suite.specs import TrainRecipe, load_task
-
-    task = load_task(project.spec_path("tasks", "lm", project.root))
-    recipe = TrainRecipe(steps=steps, batch_size=cfg.batch, seq_len=cfg.seq_len, warmup_steps=min(30, steps),
-                         compile=cfg.compile)
-    return TrainingRun(encoding=spec, size=size, task=task, seed=cfg.seed, train=recipe, data_fingerprint="bench")
-
-
-def random_batches(cfg: BenchConfig, steps: int, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    gen = torch.Generator().manual_seed(cfg.seed)
-    data = torch.randint(0, 256, (steps, cfg.batch, cfg.seq_len + 1), generator=gen)
-    return [(b[:, :-1].to(device), b[:, 1:].to(device)) for b in data]  # [B, T] inputs and targets
-
-
-def trainer_settings(device: torch.device) -> dict:
-    """What :func:`suite.training.fit.fit` gives its Trainer, on the device asked for."""
-    from suite.training.fit import device_settings
-
-    if device.type == "cuda":
-        return device_settings()
-    return {"accelerator": "cpu", "devices": 1, "precision": "32-true", "deterministic": True}
-
-
-def lightning_step_times(run, batches, device: torch.device):
-    """(seconds between successive batch starts, the trained module)."""
-    import lightning as L
-
-    from suite.training.fit import LanguageModel, StepBatches, accelerate
-
-    class Clock(L.Callback):
-        def __init__(self):
-            self.marks = []
-
-        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
-            sync(device)
-            self.marks.append(time.perf_counter())
-
-        def on_train_end(self, trainer, pl_module):
-            sync(device)
-            self.marks.append(time.perf_counter())
-
-    L.seed_everything(run.seed, verbose=False)
-    module = LanguageModel(run.to_dict())
-    accelerate(module.model, device.type == "cuda", run.train.compile)  # as fit() does
-    clock = Clock()
-    trainer = L.Trainer(max_steps=len(batches), gradient_clip_val=run.train.grad_clip, logger=False,
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                        num_sanity_val_steps=0, limit_val_batches=0, use_distributed_sampler=False, callbacks=[clock],
-                        **trainer_settings(device))
-    trainer.fit(module, train_dataloaders=StepBatches(batches))
-    return [b - a for a, b in zip(clock.marks, clock.marks[1:])], module
-
-
-def bare_step_times(run, batches, device: torch.device) -> list[float]:
-    """The same model, optimizer, schedule, loss and clipping, in a plain loop."""
-    import lightning as L
-
-    from suite.data.synthetic_train import IGNORE
-    from suite.training.fit import LanguageModel, accelerate
-
-    L.seed_everything(run.seed, verbose=False)
-    module = LanguageModel(run.to_dict()).to(device)
-    accelerate(module.model, device.type == "cuda", run.train.compile)
-    model = module.model.train()
-    optimizers = module.configure_optimizers()
-    opt, sched = optimizers["optimizer"], optimizers["lr_scheduler"]["scheduler"]
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")  # as bf16-mixed
-    times = []
-    for x, y in batches:
-        sync(device)
-        start = time.perf_counter()
-        with autocast:
-            logits = model(x)  # [B, T, V]
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), ignore_index=IGNORE)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), run.train.grad_clip)
-        opt.step()
-        sched.step()
-        sync(device)
-        times.append(time.perf_counter() - start)
-    return times
-
-
-# -- evaluation ---------------------------------------------------------------------
 
 
 def eval_inputs(model, cfg: BenchConfig, scale: int, device: torch.device) -> torch.Tensor | None:
@@ -240,7 +151,7 @@ def memory_figures(cfg: BenchConfig, root: str, names: tuple[str, ...]) -> dict[
     weights do not change what a forward allocates). On CPU this runs in a fresh process
     (:func:`run_bench` spawns it) whose allocator was never used without the mmap threshold."""
     from suite.specs import Project, load_encoding
-    from suite.training.fit import build_model
+    from suite.modeling.build import build_model, model_config
 
     device, cpu = torch.device(cfg.device), CpuPeak()
     if cfg.threads:
@@ -252,7 +163,7 @@ def memory_figures(cfg: BenchConfig, root: str, names: tuple[str, ...]) -> dict[
     out = {}
     for name in names:
         torch.manual_seed(cfg.seed)
-        model = build_model(load_encoding(project.spec_path("encodings", name, project.root)), size, cfg.seq_len).to(device)
+        model = build_model(load_encoding(project.spec_path("encodings", name, project.root)), model_config(size, cfg.seq_len)).to(device)
         model.use_flex_attention(device.type == "cuda")
         if cfg.query_chunk is not None:
             model.query_chunk = cfg.query_chunk or 2**62
@@ -335,10 +246,10 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
             bare_times = bare_step_times(run, batches, device)
             model = module.model
         else:
-            from suite.training.fit import build_model
+            from suite.modeling.build import build_model, model_config
 
             lightning_times = bare_times = []
-            model = build_model(spec, size, cfg.seq_len).to(device)
+            model = build_model(spec, model_config(size, cfg.seq_len)).to(device)
             model.use_flex_attention(device.type == "cuda")
         if cfg.query_chunk is not None:
             model.query_chunk = cfg.query_chunk or 2**62

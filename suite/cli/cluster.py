@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from suite.cli.main import console, _project, _load_plan, _ingest, _quiet_libraries
+from suite.cli.common import console, ingest_records, load_grid_plan, project_of, quiet_libraries
 from suite.specs import Project
 
 
@@ -16,11 +16,11 @@ def cmd_run_one(args) -> int:
     record files only. Exit 1 when a piece of the entry is recorded as failed."""
     from suite.execution.manifest import read_entry
     from suite.execution.runner import failed_pieces, run_plan
-    from suite.training.fit import DEVICES_ENV, NODES_ENV, launched_rank
+    from suite.core.runtime import DEVICES_ENV, NODES_ENV, launched_rank
 
-    _quiet_libraries()
+    quiet_libraries()
     os.environ[DEVICES_ENV], os.environ[NODES_ENV] = str(args.devices), str(args.nodes)  # also for launched ranks
-    project = _project(args)
+    project = project_of(args)
     plan, retry_failed = read_entry(Path(args.manifest), args.index)
     if launched_rank() > 0:
         return _follow(plan.runs[0], project, retry_failed)
@@ -53,7 +53,7 @@ def cmd_status(args) -> int:
     from suite.results.records import status_of
     from suite.execution.runner import eval_path, run_path
 
-    project, grid, plan = _load_plan(args)
+    project, grid, plan = load_grid_plan(args)
     table = Table(title=f"grid {grid.spec.name}")
     for col in ("", "done", "running", "pending", "failed"):
         table.add_column(col, justify="right")
@@ -73,5 +73,5 @@ def cmd_status(args) -> int:
         shown = ", ".join(f"{n} {s.lower()}" for s, n in sorted(states.items())) or "not in squeue/sacct (finished)"
         console.print(f"array {job_id} ({folder.relative_to(project.root)}): {shown}")
     if args.ingest:
-        _ingest(project)
+        ingest_records(project)
     return 0

@@ -21,248 +21,21 @@ is trained or written.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-import warnings
-from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
-from suite.specs import Project, SpecErrors
-
-# piped or redirected output gets a wide table instead of rich's 80-column default
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False)
-
-
-def _project(args) -> Project:
-    return Project(Path(args.root).resolve())
-
-
-def _load_plan(args):
-    from suite.plan.grid import load_plan
-
-    project = _project(args)
-    grid, plan = load_plan(Path(args.grid), project)
-    return project, grid, plan
-
-
-def cmd_validate(args) -> int:
-    """Check spec files; without --import no code from outside the package runs."""
-    import contextlib
-
-    from suite.plan.grid import check_grid
-    from suite.core.registry import no_imports
-    from suite.plan.limits import unchecked
-    from suite.specs import validate_path
-
-    project, errors = _project(args), []
-    for path in args.paths:
-        with contextlib.nullcontext() if args.import_code else no_imports():
-            try:
-                kind, spec = validate_path(Path(path), project)
-                if kind == "grid":  # the checks that need the registries: evaluators, limits, shared checkpoints
-                    problems = check_grid(spec)
-                    if problems:
-                        raise SpecErrors(problems)
-                skipped = unchecked(spec.encodings if kind == "grid" else [spec] if kind == "encoding" else [])
-                extra = _submission_checks(spec) if args.import_code and kind == "encoding" else ""
-            except SpecErrors as exc:
-                errors += exc.errors
-                continue
-        note = f"; params of {', '.join(skipped)} not checked: run with --import" if skipped else ""
-        console.print(f"[green]ok[/] {path} ({kind}{note}){extra}", soft_wrap=True)
-    return _report(errors)
-
-
-def _submission_checks(spec) -> str:
-    """The contract checks and a CPU smoke run of an imported encoding (suite.submission.contract)."""
-    from suite.submission.contract import CHECKS, contract_problems, smoke_run
-    from suite.core.yamldoc import read_yaml
-
-    doc = read_yaml(Path(spec.source))
-    problems = [doc.error(("impl",), p) for p in contract_problems(spec)]
-    if problems:
-        raise SpecErrors(problems)
-    try:
-        smoke = smoke_run(spec)
-    except Exception as exc:
-        raise SpecErrors([doc.error(("impl",), f"smoke run: {type(exc).__name__}: {exc}")]) from None
-    bpb = ", ".join(f"{s}x {'n/a' if v is None else format(v, '.3f')}" for s, v in smoke.bpb.items())
-    return (f"\n  contract: {len(CHECKS)} checks passed\n  smoke run: trained 20 steps with suite.training.fit.fit in "
-            f"{smoke.wall_s:.1f}s (final loss {smoke.final_loss:.3f}); held-out bits per byte {bpb}")
-
-
-def cmd_plan(args) -> int:
-    from suite.plan.estimate import estimate
-    from suite.results.records import status_of
-    from suite.execution.runner import eval_path, run_path
-
-    project, grid, plan = _load_plan(args)
-    table = Table(title=f"grid {grid.spec.name}: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations")
-    for col in ("run id", "trained as", "evaluated as", "size", "task", "seed", "training", "evaluations"):
-        table.add_column(col)
-    colors = {"done": "green", "failed": "red", "todo": "yellow"}
-    totals = {"done": 0, "todo": 0, "failed": 0}
-    trained = {"done": 0, "todo": 0, "failed": 0}
-    for run in plan.runs:
-        st = status_of(run_path(project, run), "training_run")
-        trained[st] += 1
-        evals = plan.evaluations_of(run)
-        counts = {"done": 0, "todo": 0, "failed": 0}
-        for e in evals:
-            counts[status_of(eval_path(project, e), "evaluation")] += 1
-        for k, v in counts.items():
-            totals[k] += v
-        shown = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-        names = ", ".join(sorted({e.encoding.name for e in evals if e.encoding.name != run.encoding.name})) or "itself"
-        table.add_row(run.run_id, run.encoding.name, names, run.size.name, run.task.name, str(run.seed),
-                      f"[{colors[st]}]{st}[/]", shown)
-    console.print(table)
-    console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))
-    console.print("evaluations: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
-    cost = estimate(plan.runs, plan.evaluations)
-    console.print("estimated GPU cost of the whole grid (from FLOPs and a vendor peak at an assumed MFU, "
-                  "not measured: suite/plan/estimate.py): " + "; ".join(cost.lines()), markup=False)
-    return 0
-
-
-def cmd_run(args) -> int:
-    from suite.execution.executors import EXECUTORS
-    from suite.execution.runner import failed_pieces, pending
-
-    _quiet_libraries()
-    project, grid, plan = _load_plan(args)
-    work = pending(plan, project, args.retry_failed)
-    n_evals = sum(len(v) for v in work.values())
-    console.print(f"grid [bold]{grid.spec.name}[/]: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations; "
-                  f"{len(work)} run(s) with work to do, {n_evals} evaluation(s) to run")
-    executor = EXECUTORS.get(args.executor)()
-    code = executor.run(plan, project, console, args)
-    if executor.submits:  # handed to a scheduler: the records arrive later (`posbench status GRID --ingest`)
-        return code
-    if not args.no_ingest:
-        _ingest_and_render(project, args)
-    failed = failed_pieces(plan, project)
-    if failed:
-        err_console.print(f"[red]{failed} piece(s) failed[/]; their reasons are in the records and on the site; "
-                          "`posbench run --retry-failed` tries them again")
-    return 1 if failed or code else 0
-
-
-def _ingest(project: Project) -> None:
-    from suite.results.store import ingest
-
-    report = ingest(project.runs, project.evals, project.database)
-    for problem in report.problems:
-        err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
-    console.print(f"ingested {report.runs} training run(s) and {report.evaluations} evaluation(s) into {project.database}"
-                  + (f"; {len(report.problems)} unusable record(s) skipped" if report.problems else ""))
-
-
-def _ingest_and_render(project: Project, args) -> None:
-    _ingest(project)
-    if not getattr(args, "no_site", False):
-        console.print(f"site: {_render(project)}")
-
-
-def _render(project: Project) -> Path:
-    """Render the site; concurrent processes take turns (an advisory lock beside the site)."""
-    import fcntl
-
-    from suite.report.site import render
-
-    project.site.parent.mkdir(parents=True, exist_ok=True)
-    with open(project.site.parent / ".render.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return render(project.database, project.site)
-
-
-def cmd_eval(args) -> int:
-    """lm-eval tasks on one trained run: each (task, scale) an evaluation with its own record."""
-    from suite.data.synthetic import TASKS
-    from suite.plan.grid import TrainingRun, evaluations_for
-    from suite.results.records import RecordError, read_record
-    from suite.core.registry import did_you_mean
-    from suite.execution.runner import evaluate, report_evaluation
-    from suite.specs import load_encoding
-    from suite.plan.task_kinds import EvalRequest
-    from suite.training.fit import load_checkpoint
-
-    _quiet_libraries()
-    project = _project(args)
-    checkpoint = project.checkpoints / f"{args.run}.ckpt"
-    if not checkpoint.is_file():
-        known = [p.stem for p in project.checkpoints.glob("*.ckpt")]
-        raise FileNotFoundError(f"no checkpoint {checkpoint}{did_you_mean(args.run, known)}")
-    tasks = [t for t in args.tasks.split(",") if t]
-    unknown = [t for t in tasks if t not in TASKS]
-    if unknown:
-        for t in unknown:
-            err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
-        return 1
-    try:
-        run = TrainingRun.from_dict(read_record(project.runs / f"{args.run}.json", "training_run")["run"])
-    except RecordError as exc:
-        err_console.print(f"error: {exc}", markup=False)
-        return 1
-    encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
-    scales = [int(s) for s in args.scales.split(",")]
-    requests = [EvalRequest("lmeval_task", {"task": t, "examples": args.examples}) for t in tasks]
-    module = load_checkpoint(checkpoint)
-    console.print(f"evaluating {run.label} [dim]{run.run_id}[/] as {encoding.name} on {', '.join(tasks)} at {scales}x")
-    for evaluation in evaluations_for(run, [encoding], requests, scales):
-        report_evaluation(console, evaluate(evaluation, module, project, log=console.print))
-    _ingest_and_render(project, args)
-    return 0
-
-
-def cmd_ingest(args) -> int:
-    _ingest(_project(args))
-    return 0
-
-
-def cmd_site(args) -> int:
-    console.print(f"site: {_render(_project(args))}")
-    return 0
-
-
-def cmd_leaderboard(args) -> int:
-    from suite.report.terminal import leaderboard
-
-    return leaderboard(_project(args).database, args.board, args.format)
-
-
-def cmd_bench(args) -> int:
-    """Time and measure encodings in this process (suite.bench.run); a record in results/bench/."""
-    from suite.bench.run import DEFAULT_ENCODINGS, BenchConfig, run_bench, tables, write_bench_record
-
-    _quiet_libraries()
-    project = _project(args)
-    cfg = BenchConfig(encodings=tuple(e for e in (args.encodings or ",".join(DEFAULT_ENCODINGS)).split(",") if e),
-                      size=args.size, seq_len=args.seq_len, batch=args.batch, device=args.device, steps=args.steps,
-                      warmup=args.warmup, scales=tuple(int(s) for s in args.scales.split(",")),
-                      eval_batch=args.eval_batch, eval_repeats=args.eval_repeats, query_chunk=args.query_chunk,
-                      threads=args.threads, compile=args.compile)
-    record = run_bench(cfg, project, log=lambda m: console.print(m, markup=False))
-    for table in tables(record):
-        console.print(table)
-    console.print(f"record: {write_bench_record(record, project.results / 'bench')}")
-    return 0
-
-
-def _report(errors) -> int:
-    for e in errors:
-        err_console.print(str(e), markup=False, soft_wrap=True)
-    return 1 if errors else 0
+from suite.cli.bench import cmd_bench
+from suite.cli.cluster import cmd_run_one, cmd_status
+from suite.cli.common import err_console, executor_classes, executor_names, report_errors
+from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
+from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_site
+from suite.cli.submit import cmd_new_encoding, cmd_verify
+from suite.cli.validate import cmd_validate
+from suite.specs import SpecErrors
+from suite.submission.scaffold import FAMILIES
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from suite.cli.cluster import cmd_run_one, cmd_status  # their modules import this one
-    from suite.cli.submit import cmd_new_encoding, cmd_verify
-
     parser = argparse.ArgumentParser(prog="posbench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=os.environ.get("POSBENCH_ROOT", "."),
                         help="project root holding encodings/, grids/, results/ (default: current directory)")
@@ -277,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("new-encoding", help="write a spec, an implementation skeleton and a test for a new encoding")
     p.add_argument("name", metavar="NAME", help="the encoding's name (lower case, digits, '-' and '_')")
-    p.add_argument("--family", required=True, choices=("rotary", "bias", "absolute", "contextual"),
+    p.add_argument("--family", required=True, choices=FAMILIES,
                    help="which hook the skeleton implements")
     p.set_defaults(func=cmd_new_encoding)
 
@@ -296,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
     p.add_argument("--no-ingest", action="store_true", help="write records only (workers; ingest once at the end)")
     p.add_argument("--quiet", action="store_true", help="no per-step training progress bar")
-    p.add_argument("--executor", default="local", choices=_executor_names(), help="where pieces run (default local)")
-    for executor in _executor_classes():
+    p.add_argument("--executor", default="local", choices=executor_names(), help="where pieces run (default local)")
+    for executor in executor_classes():
         executor.add_arguments(p)
     p.set_defaults(func=cmd_run)
 
@@ -353,35 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _executor_classes():
-    from suite.execution.executors import EXECUTORS
-
-    return [EXECUTORS.get(name) for name in EXECUTORS.names()]
-
-
-def _executor_names() -> list[str]:
-    from suite.execution.executors import EXECUTORS
-
-    return EXECUTORS.names()
-
-
-def _quiet_libraries() -> None:
-    # Lightning's tips and PyTorch's deprecation chatter would bury the progress lines.
-    # Lightning sets its loggers' levels when imported, so import it first.
-    import lightning  # noqa: F401
-
-    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning_utilities", "lm_eval", "lm-eval"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-    import datasets
-
-    datasets.disable_progress_bar()  # lm-eval loads each generated test file through datasets
-    datasets.utils.logging.set_verbosity_error()
-    warnings.filterwarnings("ignore", category=UserWarning, module="lightning")
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
-
-
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
@@ -389,7 +133,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except SpecErrors as exc:
-        return _report(exc.errors)
+        return report_errors(exc.errors)
     except FileNotFoundError as exc:
         err_console.print(f"error: {exc}", markup=False)
         return 1

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from suite.cli.main import console, err_console, _project, _quiet_libraries
+from suite.cli.common import console, err_console, project_of, quiet_libraries
 
 
 def cmd_new_encoding(args) -> int:
     from suite.submission.scaffold import ScaffoldError, new_encoding
 
     try:
-        written = new_encoding(_project(args), args.name, args.family)
+        written = new_encoding(project_of(args), args.name, args.family)
     except ScaffoldError as exc:
         err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
         return 1
     for path in written:
         console.print(f"wrote {path}", markup=False, soft_wrap=True)
-    spec, test = (p.relative_to(_project(args).root) for p in (written[0], written[2]))
+    spec, test = (p.relative_to(project_of(args).root) for p in (written[0], written[2]))
     console.print(f"next: edit the implementation, then `posbench validate --import {spec}` and "
                   f"`python -m pytest {test}`; see CONTRIBUTING.md", markup=False, soft_wrap=True)
     return 0
@@ -24,8 +24,8 @@ def cmd_new_encoding(args) -> int:
 def cmd_verify(args) -> int:
     from suite.submission.verify import RecordError, record_path, verify
 
-    _quiet_libraries()
-    project = _project(args)
+    quiet_libraries()
+    project = project_of(args)
     path = record_path(args.record, project)
     try:
         result = verify(path, project, evaluations=not args.no_evals,

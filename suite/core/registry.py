@@ -19,6 +19,7 @@ import contextvars
 import difflib
 import importlib
 import importlib.util
+import pkgutil
 import re
 import sys
 from pathlib import Path
@@ -90,28 +91,95 @@ def resolve_file(target: str, relative_to: Path | None) -> Path:
 
 
 class Registry(Generic[T]):
-    def __init__(self, kind: str, base: type[T]):
+    """Names -> subclasses of ``base``. Members register themselves with the
+    :meth:`register` decorator, in their own modules; ``members`` names where they are
+    (a package, all of whose modules are imported, or a tuple of modules), imported on
+    the first lookup, so the module that declares a registry and its contract never
+    imports the ones that fill it."""
+
+    def __init__(self, kind: str, base: type[T], members: str | tuple[str, ...] | None = None):
         self.kind = kind
         self.base = base
+        self.members = members
         self._items: dict[str, type[T]] = {}
+        self._discovered = members is None
 
-    def register(self, name: str):
+    def _discover(self) -> None:
+        if self._discovered:
+            return
+        self._discovered = True
+        if isinstance(self.members, tuple):
+            modules = list(self.members)
+        else:
+            package = importlib.import_module(self.members)
+            modules = [info.name for info in pkgutil.iter_modules(package.__path__, f"{self.members}.")]
+        for module in modules:
+            importlib.import_module(module)
+
+    def register(self, name: str | None = None):
+        """Class decorator: registers the class under ``name`` (default: its ``name`` attribute)."""
+
         def decorator(cls: type[T]) -> type[T]:
-            if name in self._items:
-                raise ValueError(f"{self.kind} '{name}' is already registered by {self._items[name].__qualname__}")
-            self._check(cls, name)
-            self._items[name] = cls
+            key = name if name is not None else cls.name
+            if key in self._items:
+                raise ValueError(f"{self.kind} '{key}' is already registered by {self._items[key]!r}")
+            self._check(cls, key)
+            self._items[key] = cls
             return cls
 
         return decorator
 
+    def member(self, name: str):
+        """The member registered as ``name`` (no external references); ValueError, with the nearest
+        name and every known one, otherwise (what a pydantic validator or a caller reports)."""
+        if name not in self:
+            raise ValueError(f"unknown {self.kind} '{name}'{did_you_mean(name, list(self))}; known: {', '.join(self)}")
+        return self._items[name]
+
+    def add(self, name: str, member: T) -> T:
+        """Registers an instance of the base class (a table of tasks that differ in data only)."""
+        if name in self._items:
+            raise ValueError(f"{self.kind} '{name}' is already registered")
+        if not isinstance(member, self.base):
+            raise TypeError(f"{self.kind} '{name}' must be a {self.base.__qualname__}")
+        self._items[name] = member
+        return member
+
     def names(self) -> list[str]:
+        self._discover()
         return sorted(self._items)
 
+    # read as a mapping, in registration order: registry[name], name in registry, iteration
+    def __getitem__(self, name: str) -> type[T]:
+        self._discover()
+        return self._items[name]
+
+    def __contains__(self, name: object) -> bool:
+        self._discover()
+        return name in self._items
+
+    def __iter__(self):
+        self._discover()
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        self._discover()
+        return len(self._items)
+
+    def items(self) -> list[tuple[str, type[T]]]:
+        self._discover()
+        return list(self._items.items())
+
+    def values(self) -> list[type[T]]:
+        self._discover()
+        return list(self._items.values())
+
     def is_registered(self, ref: str) -> bool:
+        self._discover()
         return ref in self._items
 
     def get(self, ref: str, relative_to: Path | None = None) -> type[T]:
+        self._discover()
         if ref in self._items:
             return self._items[ref]
         if ":" not in ref:

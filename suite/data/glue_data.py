@@ -50,7 +50,7 @@ import numpy as np
 from suite.data.glue_tasks import GlueExample
 from suite.data.hf_offline import hf_offline
 
-from suite.core.registry import did_you_mean
+from suite.core.registry import Registry
 
 HUB_NAMES = ("nyu-mll/glue", "glue")  # the dataset's current id on the Hub, then its older one
 
@@ -76,6 +76,10 @@ class GlueSource:
     hub_dev_split: str = "validation"
     version: int = 1  # bump when reading or label mapping changes
 
+    @property
+    def regression(self) -> bool:
+        return self.kind == "regression"
+
     def __post_init__(self) -> None:
         labels = self.file_labels
         if (self.kind == "regression") != (labels is None) or self.num_labels != (len(labels) if labels else 1):
@@ -95,72 +99,69 @@ def _binary(names: tuple[str, str], **rest) -> dict:
 _NLI2 = ("entailment", "not_entailment")
 _NLI3 = ("entailment", "neutral", "contradiction")
 
-GLUE_TASKS: dict[str, GlueSource] = {
-    source.name: source
-    for source in (
-        GlueSource(
-            name="cola", glue_analogue="CoLA", metrics=("matthews",), main_metric="matthews",
-            description="0: an unacceptable English sentence; 1: an acceptable one",
-            folder="CoLA", file_columns=("source", "label", "original_label", "sentence"),
-            text_columns=("sentence",), label_column="label", hub_text_columns=("sentence",),
-            **_binary(("unacceptable", "acceptable")),
-        ),
-        GlueSource(
-            name="sst2", glue_analogue="SST-2", metrics=("accuracy",), main_metric="accuracy",
-            description="0: a negative movie-review sentence; 1: a positive one",
-            folder="SST-2", text_columns=("sentence",), label_column="label", hub_text_columns=("sentence",),
-            **_binary(("negative", "positive")),
-        ),
-        GlueSource(
-            name="mrpc", glue_analogue="MRPC", metrics=("f1", "accuracy"), main_metric="f1",
-            description="0: the two sentences are not paraphrases; 1: they are",
-            folder="MRPC", text_columns=("#1 String", "#2 String"), label_column="Quality",
-            hub_text_columns=("sentence1", "sentence2"), **_binary(("not_equivalent", "equivalent")),
-        ),
-        GlueSource(
-            name="stsb", glue_analogue="STS-B", kind="regression", num_labels=1,
-            metrics=("pearson", "spearman"), main_metric="pearson",
-            description="the two sentences' semantic similarity, 0 (none) to 5 (same meaning)",
-            folder="STS-B", text_columns=("sentence1", "sentence2"), label_column="score", file_labels=None,
-            hub_text_columns=("sentence1", "sentence2"), hub_label_names=None,
-        ),
-        GlueSource(
-            name="qqp", glue_analogue="QQP", metrics=("f1", "accuracy"), main_metric="f1",
-            description="0: the two Quora questions ask different things; 1: they are duplicates",
-            folder="QQP", text_columns=("question1", "question2"), label_column="is_duplicate",
-            hub_text_columns=("question1", "question2"), **_binary(("not_duplicate", "duplicate")),
-        ),
-        GlueSource(
-            name="mnli", glue_analogue="MNLI", kind="classification", num_labels=3,
-            metrics=("accuracy",), main_metric="accuracy",
-            description="premise / hypothesis; 0: entailment, 1: neutral, 2: contradiction",
-            folder="MNLI", text_columns=("sentence1", "sentence2"), label_column="gold_label",
-            file_labels=_NLI3, hub_text_columns=("premise", "hypothesis"), hub_label_names=_NLI3,
-            dev_file="dev_matched.tsv", hub_dev_split="validation_matched",
-        ),
-        GlueSource(
-            name="qnli", glue_analogue="QNLI", kind="classification", num_labels=2,
-            metrics=("accuracy",), main_metric="accuracy",
-            description="question / sentence; 0: the sentence answers the question (entailment), 1: it does not",
-            folder="QNLI", text_columns=("question", "sentence"), label_column="label",
-            file_labels=_NLI2, hub_text_columns=("question", "sentence"), hub_label_names=_NLI2,
-        ),
-        GlueSource(
-            name="rte", glue_analogue="RTE", kind="classification", num_labels=2,
-            metrics=("accuracy",), main_metric="accuracy",
-            description="0: sentence1 entails sentence2; 1: it does not",
-            folder="RTE", text_columns=("sentence1", "sentence2"), label_column="label",
-            file_labels=_NLI2, hub_text_columns=("sentence1", "sentence2"), hub_label_names=_NLI2,
-        ),
-    )
-}
+GLUE_TASKS: Registry[GlueSource] = Registry("GLUE task", GlueSource)
+"""The real GLUE's tasks, in GLUE's order."""
+for _source_ in (
+    GlueSource(
+        name="cola", glue_analogue="CoLA", metrics=("matthews",), main_metric="matthews",
+        description="0: an unacceptable English sentence; 1: an acceptable one",
+        folder="CoLA", file_columns=("source", "label", "original_label", "sentence"),
+        text_columns=("sentence",), label_column="label", hub_text_columns=("sentence",),
+        **_binary(("unacceptable", "acceptable")),
+    ),
+    GlueSource(
+        name="sst2", glue_analogue="SST-2", metrics=("accuracy",), main_metric="accuracy",
+        description="0: a negative movie-review sentence; 1: a positive one",
+        folder="SST-2", text_columns=("sentence",), label_column="label", hub_text_columns=("sentence",),
+        **_binary(("negative", "positive")),
+    ),
+    GlueSource(
+        name="mrpc", glue_analogue="MRPC", metrics=("f1", "accuracy"), main_metric="f1",
+        description="0: the two sentences are not paraphrases; 1: they are",
+        folder="MRPC", text_columns=("#1 String", "#2 String"), label_column="Quality",
+        hub_text_columns=("sentence1", "sentence2"), **_binary(("not_equivalent", "equivalent")),
+    ),
+    GlueSource(
+        name="stsb", glue_analogue="STS-B", kind="regression", num_labels=1,
+        metrics=("pearson", "spearman"), main_metric="pearson",
+        description="the two sentences' semantic similarity, 0 (none) to 5 (same meaning)",
+        folder="STS-B", text_columns=("sentence1", "sentence2"), label_column="score", file_labels=None,
+        hub_text_columns=("sentence1", "sentence2"), hub_label_names=None,
+    ),
+    GlueSource(
+        name="qqp", glue_analogue="QQP", metrics=("f1", "accuracy"), main_metric="f1",
+        description="0: the two Quora questions ask different things; 1: they are duplicates",
+        folder="QQP", text_columns=("question1", "question2"), label_column="is_duplicate",
+        hub_text_columns=("question1", "question2"), **_binary(("not_duplicate", "duplicate")),
+    ),
+    GlueSource(
+        name="mnli", glue_analogue="MNLI", kind="classification", num_labels=3,
+        metrics=("accuracy",), main_metric="accuracy",
+        description="premise / hypothesis; 0: entailment, 1: neutral, 2: contradiction",
+        folder="MNLI", text_columns=("sentence1", "sentence2"), label_column="gold_label",
+        file_labels=_NLI3, hub_text_columns=("premise", "hypothesis"), hub_label_names=_NLI3,
+        dev_file="dev_matched.tsv", hub_dev_split="validation_matched",
+    ),
+    GlueSource(
+        name="qnli", glue_analogue="QNLI", kind="classification", num_labels=2,
+        metrics=("accuracy",), main_metric="accuracy",
+        description="question / sentence; 0: the sentence answers the question (entailment), 1: it does not",
+        folder="QNLI", text_columns=("question", "sentence"), label_column="label",
+        file_labels=_NLI2, hub_text_columns=("question", "sentence"), hub_label_names=_NLI2,
+    ),
+    GlueSource(
+        name="rte", glue_analogue="RTE", kind="classification", num_labels=2,
+        metrics=("accuracy",), main_metric="accuracy",
+        description="0: sentence1 entails sentence2; 1: it does not",
+        folder="RTE", text_columns=("sentence1", "sentence2"), label_column="label",
+        file_labels=_NLI2, hub_text_columns=("sentence1", "sentence2"), hub_label_names=_NLI2,
+    ),
+):
+    GLUE_TASKS.add(_source_.name, _source_)
 
 
 def get_source(name: str) -> GlueSource:
-    if name not in GLUE_TASKS:
-        hint = did_you_mean(name, GLUE_TASKS)
-        raise ValueError(f"unknown GLUE task {name!r}{hint} (known: {', '.join(GLUE_TASKS)})")
-    return GLUE_TASKS[name]
+    return GLUE_TASKS.member(name)
 
 
 def load_glue(

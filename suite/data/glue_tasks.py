@@ -35,13 +35,13 @@ splits. Each split's labels are balanced to within one example.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import random
-import string
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, Sequence
 
-from suite.core.registry import did_you_mean
+from suite.core.registry import Registry
+from suite.data.glue_makers import (PRINTABLE, SIMILARITY_MAX, _acceptability, _duplicate, _inference, _order,
+                                    _paraphrase, _qa_alignment, _rte, _similarity)
 
 SEPARATOR = "\x1f"  # ASCII unit separator; every part is printable ASCII, so it never occurs in one
 MAX_BYTES = 128  # longest model input of any example, separator included
@@ -50,7 +50,6 @@ LINE_MIN_DISTINCT = 8  # a line of few distinct characters has too few swaps tha
 DEV_LINE_SHARE = 4  # one line in DEV_LINE_SHARE (by content hash) belongs to dev
 MAX_TRIES = 1000  # candidates drawn per example before giving up on the line pool
 
-_PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
 
 
 @dataclass(frozen=True)
@@ -82,6 +81,10 @@ class GlueTask:
     train_size: int = 2000
     dev_size: int = 500
 
+    @property
+    def regression(self) -> bool:
+        return self.kind == "regression"
+
     def __post_init__(self) -> None:
         if self.kind not in ("classification", "regression"):
             raise ValueError(f"{self.name}: kind must be classification or regression, not {self.kind!r}")
@@ -100,7 +103,7 @@ def eligible_lines(lines: Iterable[str]) -> list[str]:
         line = raw.strip()
         if (
             LINE_MIN_CHARS <= len(line) <= LINE_MAX_CHARS
-            and _PRINTABLE.issuperset(line)
+            and PRINTABLE.issuperset(line)
             and len(set(line)) >= LINE_MIN_DISTINCT
         ):
             keep.add(line)
@@ -115,10 +118,7 @@ def input_text(example: GlueExample) -> str:
 
 
 def get_task(name: str) -> GlueTask:
-    if name not in TASKS:
-        hint = did_you_mean(name, TASKS)
-        raise ValueError(f"unknown GLUE-style task {name!r}{hint} (known: {', '.join(TASKS)})")
-    return TASKS[name]
+    return TASKS.member(name)
 
 
 def build_task(
@@ -193,158 +193,6 @@ def _draw_one(
     )
 
 
-# ---- small pure helpers ------------------------------------------------------
-
-
-def _swap(s: str, i: int, j: int) -> str:
-    chars = list(s)
-    chars[i], chars[j] = chars[j], chars[i]
-    return "".join(chars)
-
-
-def _distinct_positions(rng: random.Random, s: str) -> tuple[int, int]:
-    """Two positions holding different characters (s has several distinct ones)."""
-    while True:
-        i, j = sorted(rng.sample(range(len(s)), 2))
-        if s[i] != s[j]:
-            return i, j
-
-
-def _disjoint_adjacent_swaps(rng: random.Random, s: str, k: int) -> list[int] | None:
-    """k starts i of non-overlapping pairs (i, i+1) with s[i] != s[i+1], or None.
-
-    Each such swap changes exactly two positions, so k swaps change exactly 2k."""
-    starts = [i for i in range(len(s) - 1) if s[i] != s[i + 1]]
-    rng.shuffle(starts)
-    chosen: list[int] = []
-    used: set[int] = set()
-    for i in starts:
-        if i not in used and i + 1 not in used:
-            chosen.append(i)
-            used.update((i, i + 1))
-            if len(chosen) == k:
-                return chosen
-    return None
-
-
-def _span_and_shuffle(rng: random.Random, line: str) -> tuple[str, str] | None:
-    """A span of 6..16 characters and a permutation of it that is not a span of line."""
-    size = rng.randint(6, 16)
-    start = rng.randint(0, len(line) - size)
-    span = line[start : start + size]
-    for _ in range(20):
-        shuffled = "".join(rng.sample(span, len(span)))
-        if shuffled not in line:
-            return span, shuffled
-    return None
-
-
-# ---- the eight generators ----------------------------------------------------
-
-
-def _acceptability(rng, pool, known):
-    line = rng.choice(pool)
-    swapped = _swap(line, *_distinct_positions(rng, line))
-    if swapped in known:  # it would be a real line after all
-        return None
-    return (swapped, None), (line, None)
-
-
-_ORDER_FILLER = string.ascii_lowercase
-_ORDER_LENGTHS = (8, 64)
-
-
-def _order(rng, pool, known):
-    chars = [rng.choice(_ORDER_FILLER) for _ in range(rng.randint(*_ORDER_LENGTHS))]
-    first, second = sorted(rng.sample(range(len(chars)), 2))
-
-    def mark(a_at: int, b_at: int) -> str:
-        marked = chars.copy()
-        marked[a_at], marked[b_at] = "A", "B"
-        return "".join(marked)
-
-    return (mark(second, first), None), (mark(first, second), None)
-
-
-def _paraphrase(rng, pool, known):
-    line = rng.choice(pool)
-    i = rng.choice([i for i in range(len(line) - 1) if line[i] != line[i + 1]])
-    return (line, _swap(line, i, i + 1)), (line, line)
-
-
-SIMILARITY_MAX = 5
-
-
-def _similarity(rng, pool, known):
-    line = rng.choice(pool)
-    starts = _disjoint_adjacent_swaps(rng, line, SIMILARITY_MAX)
-    if starts is None:
-        return None
-    variants = []
-    for score in range(SIMILARITY_MAX + 1):
-        changed = line
-        for i in starts[: SIMILARITY_MAX - score]:
-            changed = _swap(changed, i, i + 1)
-        variants.append((line, changed))
-    return tuple(variants)
-
-
-DUPLICATE_MAX_PAD = 6  # 60 + 1 + 60 + 6 <= MAX_BYTES
-
-
-def _duplicate(rng, pool, known):
-    line = rng.choice(pool)
-    size = rng.randint(2, 8)
-    start = rng.randint(0, len(line) - size)
-    block, rest = line[start : start + size], line[:start] + line[start + size :]
-    at = rng.randint(0, len(rest))
-    moved = rest[:at] + block + rest[at:]
-    if moved == line:
-        return None
-    pad = rng.randint(0, DUPLICATE_MAX_PAD)
-    left = rng.randint(0, pad)
-
-    def shift(s: str) -> str:
-        return " " * left + s + " " * (pad - left)
-
-    return (line, shift(moved)), (line, shift(line))
-
-
-def _inference(rng, pool, known):
-    line = rng.choice(pool)
-    found = _span_and_shuffle(rng, line)
-    if found is None:
-        return None
-    span, shuffled = found
-    foreign = sorted(_PRINTABLE - set(line))
-    contradiction = list(span)
-    for i in rng.sample(range(len(span)), rng.randint(1, 3)):
-        contradiction[i] = rng.choice(foreign)
-    return (line, span), (line, shuffled), (line, "".join(contradiction))
-
-
-def _rte(rng, pool, known):
-    line = rng.choice(pool)
-    found = _span_and_shuffle(rng, line)
-    if found is None:
-        return None
-    span, shuffled = found
-    return (line, span), (line, shuffled)
-
-
-_QA_KEYS = tuple("".join(p) for p in itertools.product(string.ascii_lowercase, repeat=2))
-_QA_VALUES = tuple(f"{v:02d}" for v in range(100))
-
-
-def _qa_alignment(rng, pool, known):
-    n = rng.randint(3, 8)
-    keys, values = rng.sample(_QA_KEYS, n), rng.sample(_QA_VALUES, n)
-    table = "; ".join(f"{k}={v}" for k, v in zip(keys, values))
-    asked = rng.randrange(n)
-    other = rng.choice([i for i in range(n) if i != asked])
-    return (table, f"{keys[asked]} {values[asked]}"), (table, f"{keys[asked]} {values[other]}")
-
-
 _BINARY = (0, 1)
 _ACCURACY = ("accuracy",)
 
@@ -363,45 +211,45 @@ def _task(name: str, glue_analogue: str, metrics: tuple[str, ...], label_values:
     )
 
 
-TASKS: dict[str, GlueTask] = {
-    task.name: task
-    for task in (
-        _task(
-            "acceptability", "CoLA", ("matthews",), _BINARY, make=_acceptability,
-            description="0: a real line with two distinct characters swapped; 1: the real line",
-        ),
-        _task(
-            "order", "SST-2", _ACCURACY, _BINARY, make=_order, uses_lines=False,
-            description="a lowercase string with one 'A' and one 'B'; 0: B comes first; 1: A comes first",
-        ),
-        _task(
-            "paraphrase", "MRPC", ("f1", "accuracy"), _BINARY, make=_paraphrase,
-            description="0: B is A with two adjacent distinct characters swapped; 1: B is an exact copy of A",
-        ),
-        _task(
-            "similarity", "STS-B", ("pearson", "spearman"), tuple(float(s) for s in range(SIMILARITY_MAX + 1)),
-            make=_similarity,
-            description="B is A with 5 - score disjoint transpositions of adjacent distinct characters, "
-            "so score = 5 - (number of positions where A and B differ) / 2",
-        ),
-        _task(
-            "duplicate", "QQP", ("f1", "accuracy"), _BINARY, make=_duplicate,
-            description="B is shifted inside 0..6 spaces of padding; 0: B is A with a block of 2..8 characters "
-            "moved; 1: B is A",
-        ),
-        _task(
-            "inference", "MNLI", _ACCURACY, (0, 1, 2), make=_inference,
-            description="0 entailment: B is a span of A; 1 neutral: B is a span shuffled so it is no span of A; "
-            "2 contradiction: B is a span with 1..3 characters replaced by characters not in A",
-        ),
-        _task(
-            "qa_alignment", "QNLI", _ACCURACY, _BINARY, make=_qa_alignment, uses_lines=False,
-            description="A is 'key=value; ...', B is 'key value'; 0 entailment: the value is that key's; "
-            "1 not_entailment: the value is another key's",
-        ),
-        _task(
-            "rte", "RTE", _ACCURACY, _BINARY, make=_rte, train_size=250,
-            description="0 entailment: B is a span of A; 1 not_entailment: B is a span shuffled so it is no span of A",
-        ),
-    )
-}
+TASKS: Registry[GlueTask] = Registry("GLUE-style task", GlueTask)
+"""The offline battery's tasks, in GLUE's order of their analogues."""
+for _task_ in (
+    _task(
+        "acceptability", "CoLA", ("matthews",), _BINARY, make=_acceptability,
+        description="0: a real line with two distinct characters swapped; 1: the real line",
+    ),
+    _task(
+        "order", "SST-2", _ACCURACY, _BINARY, make=_order, uses_lines=False,
+        description="a lowercase string with one 'A' and one 'B'; 0: B comes first; 1: A comes first",
+    ),
+    _task(
+        "paraphrase", "MRPC", ("f1", "accuracy"), _BINARY, make=_paraphrase,
+        description="0: B is A with two adjacent distinct characters swapped; 1: B is an exact copy of A",
+    ),
+    _task(
+        "similarity", "STS-B", ("pearson", "spearman"), tuple(float(s) for s in range(SIMILARITY_MAX + 1)),
+        make=_similarity,
+        description="B is A with 5 - score disjoint transpositions of adjacent distinct characters, "
+        "so score = 5 - (number of positions where A and B differ) / 2",
+    ),
+    _task(
+        "duplicate", "QQP", ("f1", "accuracy"), _BINARY, make=_duplicate,
+        description="B is shifted inside 0..6 spaces of padding; 0: B is A with a block of 2..8 characters "
+        "moved; 1: B is A",
+    ),
+    _task(
+        "inference", "MNLI", _ACCURACY, (0, 1, 2), make=_inference,
+        description="0 entailment: B is a span of A; 1 neutral: B is a span shuffled so it is no span of A; "
+        "2 contradiction: B is a span with 1..3 characters replaced by characters not in A",
+    ),
+    _task(
+        "qa_alignment", "QNLI", _ACCURACY, _BINARY, make=_qa_alignment, uses_lines=False,
+        description="A is 'key=value; ...', B is 'key value'; 0 entailment: the value is that key's; "
+        "1 not_entailment: the value is another key's",
+    ),
+    _task(
+        "rte", "RTE", _ACCURACY, _BINARY, make=_rte, train_size=250,
+        description="0 entailment: B is a span of A; 1 not_entailment: B is a span shuffled so it is no span of A",
+    ),
+):
+    TASKS.add(_task_.name, _task_)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from suite.data.corpus import DOCUMENT_SEPARATOR, SPLITS, Corpus
+from suite.data.corpus import CORPUS_SOURCES, DOCUMENT_SEPARATOR, SPLITS, Corpus, CorpusSource
 
 if TYPE_CHECKING:  # data never imports specs at run time
     from suite.specs import CorpusSpec
@@ -131,3 +131,25 @@ def load_hf_corpus(spec: CorpusSpec) -> Corpus:
 
 def hf_corpus_fingerprint(spec: CorpusSpec) -> str:
     return dataset_fingerprint(spec, open_splits(spec))
+
+
+@CORPUS_SOURCES.register("datasets")
+class HfDatasets(CorpusSource):
+    """A ``datasets`` folder or cached dataset name; its splits' sizes are known once it is read."""
+
+    needs_dataset = True
+
+    def fingerprint(self, spec):
+        return hf_corpus_fingerprint(spec)
+
+    def load(self, spec):
+        return load_hf_corpus(spec)
+
+    def where(self, spec):
+        return spec.dataset
+
+    def resolve(self, spec, base):
+        folder = base / spec.dataset
+        if folder.is_dir():  # a folder beside the task file; otherwise a name in the datasets cache
+            return spec.model_copy(update={"dataset": str(folder.resolve())})
+        return spec

@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from suite.data.task_format import DIGITS, LETTERS, Example, SyntheticTask, cycled, fit, random_string
+from suite.data.task_format import DIGITS, LETTERS, TASKS, Example, SyntheticTask, cycled, fit, random_string
 
 
+@TASKS.register()
 class AssocRecall(SyntheticTask):
     """Multi-query associative recall (Arora et al. 2023, "Zoology: Measuring and
     Improving Recall in Efficient Language Models", MQAR).
@@ -49,6 +50,7 @@ class AssocRecall(SyntheticTask):
         return Example(pad + context + " ? " + queries + "=", answer, {"n_pairs": n})
 
 
+@TASKS.register()
 class Recall(AssocRecall):
     """Single-query associative recall (Arora et al. 2023, "Zoology", MQAR with one query).
 
@@ -76,6 +78,7 @@ def _key(index: int, width: int) -> str:
     return "".join(chars)
 
 
+@TASKS.register()
 class FlipFlop(SyntheticTask):
     """Flip-flop language (Liu et al. 2023, "Exposing Attention Glitches with
     Flip-Flop Language Modeling").
@@ -111,6 +114,7 @@ class FlipFlop(SyntheticTask):
         return Example(pad + body + "r", memory + "\n", {"n_instructions": n + 1})
 
 
+@TASKS.register()
 class Passkey(SyntheticTask):
     """Passkey retrieval (Mohtashami & Jaggi 2023, "Landmark Attention:
     Random-Access Infinite Context Length for Transformers").

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from suite.data.task_format import DIGITS, LETTERS, PAD, Example, SyntheticTask, cycled
+from suite.data.task_format import DIGITS, LETTERS, PAD, TASKS, Example, SyntheticTask, cycled
 
 FILLER = "the grass is green and the sky is blue so here we go there and back again "
 
@@ -68,6 +68,7 @@ def haystack(rng: random.Random, needles: list[str], n_filler: int) -> tuple[str
     return "".join(parts), depths
 
 
+@TASKS.register()
 class MultiKeyNeedle(SyntheticTask):
     """NIAH, multi-key (Hsieh et al. 2024, RULER, Sec. 3.1, "MK-NIAH"): ``n_needles`` needles ``"kk:ddd "``
     with distinct keys (one the target, the rest distractors of the same form) at random
@@ -94,6 +95,7 @@ class MultiKeyNeedle(SyntheticTask):
         return Example(f"{text}?{keys[target]}=", values[target] + "\n", {"depth": depths[target]})
 
 
+@TASKS.register()
 class MultiValueNeedle(SyntheticTask):
     """NIAH, multi-value (Hsieh et al. 2024, RULER, Sec. 3.1, "MV-NIAH"): one key inserted ``n_values`` times
     with a different value each time; the answer is every value, in the order they appear.
@@ -117,6 +119,7 @@ class MultiValueNeedle(SyntheticTask):
         return Example(f"{text}?{key}=", "".join(values) + "\n", {"depth": depths[0]})
 
 
+@TASKS.register()
 class MultiQueryNeedle(SyntheticTask):
     """NIAH, multi-query (Hsieh et al. 2024, RULER, Sec. 3.1, "MQ-NIAH"): ``n_needles`` needles with distinct
     keys; the query names ``n_queries`` of them and the answer is their values in query order.
@@ -144,6 +147,7 @@ class MultiQueryNeedle(SyntheticTask):
         return Example(text + query, answer, {"depth": depths[queried[0]]})
 
 
+@TASKS.register()
 class VariableTracking(SyntheticTask):
     """Variable tracking (Hsieh et al. 2024, RULER, Sec. 3.2, "VT"): a chain ``x=NN``, ``y=x``, ``z=y`` ... of
     ``hops`` assignments passes a value from variable to variable, a second chain passes
@@ -185,6 +189,7 @@ class VariableTracking(SyntheticTask):
         return Example(text + query, answer, {"depth": depths[statements.index(chains[0][0])]})
 
 
+@TASKS.register()
 class CommonWords(SyntheticTask):
     """Common-word extraction (Hsieh et al. 2024, RULER, Sec. 3.3, "CWE"): a list of two-letter words in which
     ``n_common`` words appear ``repeats`` times each and every other word once; the answer
@@ -216,6 +221,7 @@ class CommonWords(SyntheticTask):
         return Example(PAD * pad + prompt, answer, {"n_words": n_words})
 
 
+@TASKS.register()
 class FrequentWords(SyntheticTask):
     """Frequent-word extraction (Hsieh et al. 2024, RULER, Sec. 3.3, "FWE"): a list of two-letter words whose
     frequencies follow a Zipf law (p(rank r) proportional to r^-alpha, alpha = 2 as in
@@ -258,4 +264,3 @@ class FrequentWords(SyntheticTask):
         return Example(PAD * (length - len(prompt) - len(answer)) + prompt, answer, {"n_words": n_words})
 
 
-RULER_TASKS = (MultiKeyNeedle, MultiValueNeedle, MultiQueryNeedle, VariableTracking, CommonWords, FrequentWords)

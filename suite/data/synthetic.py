@@ -35,9 +35,8 @@ import random
 from typing import ClassVar
 
 from suite.core.registry import did_you_mean
-from suite.data.memory_tasks import AssocRecall, FlipFlop, Passkey, Recall
-from suite.data.ruler_tasks import RULER_TASKS
-from suite.data.task_format import DIGITS, LETTERS, Example, SyntheticTask, add_decimal, fit, random_string
+from suite.data.task_format import DIGITS, LETTERS, TASKS, Example, SyntheticTask, add_decimal, fit, random_string
+
 
 class _Transduction(SyntheticTask):
     """A random string over ``LETTERS`` and then ``transform`` of it; see subclasses."""
@@ -54,6 +53,7 @@ class _Transduction(SyntheticTask):
         return Example(pad + s + "=", self.transform(s) + "\n", {"n": n})
 
 
+@TASKS.register()
 class Copy(_Transduction):
     """Copy a string (Deletang et al. 2023, "Neural Networks and the Chomsky
     Hierarchy", duplicate string; Ruoss et al. 2023, "Randomized Positional
@@ -73,6 +73,7 @@ class Copy(_Transduction):
         return s
 
 
+@TASKS.register()
 class Reverse(_Transduction):
     """Reverse a string (Deletang et al. 2023, "Neural Networks and the Chomsky
     Hierarchy"; Ruoss et al. 2023, "Randomized Positional Encodings"; Kazemnejad
@@ -91,6 +92,7 @@ class Reverse(_Transduction):
         return s[::-1]
 
 
+@TASKS.register()
 class SelectiveCopy(SyntheticTask):
     """Selective copy (Golovneva et al. 2024, "Contextual Position Encoding: Learning
     to Count What's Important"; after Gu & Dao 2023, Mamba).
@@ -117,6 +119,7 @@ class SelectiveCopy(SyntheticTask):
         return Example("".join(chars) + "=", letters + "\n", {"n_marked": k})
 
 
+@TASKS.register()
 class Counting(SyntheticTask):
     """Count a token's occurrences (Golovneva et al. 2024, "Contextual Position
     Encoding: Learning to Count What's Important").
@@ -141,6 +144,7 @@ class Counting(SyntheticTask):
         return Example(f"{s} {token}=", answer, {"n": len(s)})
 
 
+@TASKS.register()
 class Addition(SyntheticTask):
     """Multi-digit addition (Kazemnejad et al. 2023, "The Impact of Positional
     Encoding on Length Generalization"; Ruoss et al. 2023, "Randomized Positional
@@ -164,6 +168,7 @@ class Addition(SyntheticTask):
         return Example(f"{pad}{a}+{b}=", add_decimal(a, b) + "\n", {"digits": n})
 
 
+@TASKS.register()
 class Parity(SyntheticTask):
     """Parity of a bit string (Deletang et al. 2023, "Neural Networks and the
     Chomsky Hierarchy", parity check; Ruoss et al. 2023, "Randomized Positional
@@ -184,6 +189,7 @@ class Parity(SyntheticTask):
         return Example(bits + "=", str(bits.count("1") % 2) + "\n", {"n": len(bits)})
 
 
+@TASKS.register()
 class Brackets(SyntheticTask):
     """Balanced brackets, Dyck-2 recognition (Ebrahimi et al. 2020, "How Can
     Self-Attention Networks Recognize Dyck-n Languages?"; in the Chomsky-hierarchy
@@ -234,15 +240,6 @@ class Brackets(SyntheticTask):
             elif not stack or stack.pop() != c:
                 return False
         return not stack
-
-
-TASKS: dict[str, type[SyntheticTask]] = {
-    task.name: task
-    for task in (
-        Copy, Reverse, AssocRecall, Recall, SelectiveCopy, Counting, FlipFlop, Passkey,
-        Addition, Parity, Brackets, *RULER_TASKS,
-    )
-}
 
 
 def get_task(name: str) -> SyntheticTask:

@@ -8,6 +8,8 @@ import string
 from dataclasses import dataclass
 from typing import ClassVar
 
+from suite.core.registry import Registry
+
 PAD = " "  # leading filler that makes up the remainder of an exact length
 LETTERS = string.ascii_lowercase
 DIGITS = string.digits
@@ -46,6 +48,14 @@ class SyntheticTask(abc.ABC):
     @abc.abstractmethod
     def make(self, rng: random.Random, length: int) -> Example:
         """Build one example of exactly ``length`` characters (``length >= min_length``)."""
+
+
+TASKS: Registry[SyntheticTask] = Registry("synthetic task", SyntheticTask, members=(
+    "suite.data.synthetic",  # copy, reverse, selective copy, counting, addition, parity, brackets
+    "suite.data.memory_tasks",  # associative and single-query recall, flip-flop, passkey
+    "suite.data.ruler_tasks",  # the RULER-style battery
+))
+"""Generators by name (``@TASKS.register()`` on each class registers it under its ``name``)."""
 
 
 def fit(length: int, fixed: int, unit: int) -> tuple[int, str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
 from suite.encodings.rotary import default_inv_freq
 
 
@@ -32,6 +32,7 @@ def additive_phasors(pos, inv_freq, weight, phase) -> torch.Tensor:
     return torch.cat((w * angles.cos().to(w.dtype), w * angles.sin().to(w.dtype)), dim=-1)
 
 
+@ENCODINGS.register("addrope")
 class AddRope(PositionalEncoding):
     """Additive rotary embedding (Chang 2024, "Additive Rotary Embedding - A
     Competitive Alternative to RoPE", blog post; the author's code: cccntu/lingua,

@@ -62,6 +62,8 @@ from typing import ClassVar
 import torch
 from torch import nn
 
+from suite.core.registry import Registry
+
 HOOKS = ("embed", "rotate", "bias", "score", "decay")
 
 
@@ -224,3 +226,8 @@ class PositionalEncoding(nn.Module):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))
+
+
+ENCODINGS: Registry[PositionalEncoding] = Registry("encoding implementation", PositionalEncoding, members="suite.encodings")
+"""The encoding families by the name a spec's ``impl:`` gives; each registers itself
+(``@ENCODINGS.register("rotary")`` on its class)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ def interpolated_logits(logits_int: torch.Tensor, positions: torch.Tensor) -> to
     return frac * high + (1 - frac) * low
 
 
+@ENCODINGS.register("cope")
 class Cope(PositionalEncoding):
     """Contextual Position Encoding (Golovneva et al. 2024, "Contextual Position
     Encoding: Learning to Count What's Important", Sec. 3, gates, positions,

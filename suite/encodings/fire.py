@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
 
 EPS = 1e-6  # keeps the normaliser away from 0, as in the paper's code
 
@@ -42,6 +42,7 @@ def fire_normalized_distance(q_pos, k_pos, c, threshold) -> torch.Tensor:
     return fire_psi(distance, c) / normaliser[:, None]
 
 
+@ENCODINGS.register("fire")
 class Fire(PositionalEncoding):
     """FIRE (Li et al. 2024, "Functional Interpolation for Relative Positions Improves
     Long Context Transformers", Sec. 3, the FIRE bias): an additive bias

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
 from suite.encodings.rotary import turns_a_whole_period
 
 
@@ -35,6 +35,7 @@ def fope_inv_freq(head_dim: int, base: float, train_len: int) -> torch.Tensor:
     return inv_freq[turns_a_whole_period(inv_freq, train_len)]
 
 
+@ENCODINGS.register("fope")
 class Fope(PositionalEncoding):
     """FoPE (Hua et al. 2024, "Fourier Position Embedding: Enhancing Attention's Periodic
     Extension for Length Generalization", Sec. 4, Eqs. 8-10), as the authors' OLMo code

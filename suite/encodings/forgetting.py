@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class ForgettingParams:
             raise ValueError(f"init_std must be > 0, got {self.init_std}")
 
 
+@ENCODINGS.register("forgetting")
 class Forgetting(PositionalEncoding):
     """Lin et al. 2025, "Forgetting Transformer: Softmax Attention with a Forget Gate"
     (ICLR 2025), Eqs. 4-5: each layer has a scalar forget gate per head and token,

@@ -8,7 +8,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding, toeplitz_bias
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, toeplitz_bias
 
 EPS = 1e-2  # the floor of r1 and r2, as in the authors' code
 
@@ -31,6 +31,7 @@ def kerple_power_bias(distance: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor
     return -r1 * torch.where(d > 0, d.clamp(min=1) ** r2, torch.zeros_like(d))
 
 
+@ENCODINGS.register("kerple")
 class Kerple(PositionalEncoding):
     """KERPLE (Chi et al. 2022, "KERPLE: Kernelized Relative Positional Embedding for
     Length Extrapolation", its power and logarithmic kernels), in the exact form of

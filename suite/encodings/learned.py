@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class LearnedParams:
             raise ValueError("max_positions must be >= 1")
 
 
+@ENCODINGS.register("learned")
 class Learned(PositionalEncoding):
     """Learned absolute position embeddings, added to the token embeddings: GPT-2
     (Radford et al. 2019; the ``wpe`` table of its code), as in GPT (2018) and GPT-3.

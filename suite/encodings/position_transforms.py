@@ -25,7 +25,6 @@ model accepts it only for an encoding whose hooks take them
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -33,6 +32,7 @@ from typing import ClassVar
 import torch
 
 from suite.core.registry import Registry
+from suite.encodings.params import ParamsError, validate_params
 
 
 class TorchRng:
@@ -196,8 +196,7 @@ def build_transform(impl: str, params: dict) -> PositionTransform:
         cls = POSITION_TRANSFORMS.get(impl)
     except (KeyError, TypeError) as exc:
         raise ValueError(str(exc).strip('"')) from None
-    names = [f.name for f in dataclasses.fields(cls.Params)]
-    unknown = [k for k in params if k not in names]
-    if unknown:
-        raise ValueError(f"unknown parameter '{unknown[0]}' of {impl}; valid: {', '.join(names)}")
-    return cls(cls.Params(**params))
+    try:
+        return cls(validate_params(cls.Params, params))
+    except ParamsError as exc:
+        raise ValueError(f"{impl}: {exc}") from None

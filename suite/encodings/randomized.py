@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import torch
 
-from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
 from suite.encodings.wrapper import checked_inner, inner_class
 
 EVAL_SEED = 0  # evaluation draws from a fixed generator, so evaluation is repeatable
@@ -33,6 +33,7 @@ def sorted_random_positions(length: int, max_position: int, generator: torch.Gen
     return torch.randperm(max_position, generator=generator)[:length].sort().values
 
 
+@ENCODINGS.register("randomized")
 class Randomized(PositionalEncoding):
     """Randomized positional encodings (Ruoss et al. 2023, "Randomized Positional
     Encodings Boost Length Generalization of Transformers", Sec. 4): the wrapped

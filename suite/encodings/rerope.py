@@ -8,7 +8,7 @@ from typing import Literal
 
 import torch
 
-from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
 from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq, rotate_half_split
 
 
@@ -41,6 +41,7 @@ def rotate_by(x: torch.Tensor, shift: torch.Tensor, inv_freq: torch.Tensor) -> t
     return rotate_half_split(x, angles.cos().to(x.dtype), angles.sin().to(x.dtype))
 
 
+@ENCODINGS.register("rerope")
 class Rerope(PositionalEncoding):
     """ReRoPE (Su 2023, "Rectified Rotary Position Embeddings", kexue.fm/archives/9708;
     reference code bojone/rerope@acfe788, ``rerope_patch.py`` and

@@ -60,7 +60,7 @@ from typing import Callable, ClassVar, Literal
 
 import torch
 
-from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
 
 Scaling = Literal["none", "pi", "ntk", "yarn", "yarn_paper_ramp", "llama3", "dynamic_ntk", "dynamic_yarn"]
 
@@ -216,6 +216,7 @@ def rotate_half_split(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> 
     return torch.cat(rotated + (rest,) if rest.shape[-1] else rotated, dim=-1)
 
 
+@ENCODINGS.register("rotary")
 class Rotary(PositionalEncoding):
     """RoPE with optional partial rotation and a static length scaling (module docstring)."""
 
@@ -273,6 +274,7 @@ class Rotary(PositionalEncoding):
 CHUNK_ELEMENTS = 1 << 24  # complex per-pair products DynamicRotary.score holds at once (128 MB)
 
 
+@ENCODINGS.register("dynamic_rotary")
 class DynamicRotary(Rotary):
     """Dynamic scaling evaluated exactly for a left-to-right reader (module docstring).
 

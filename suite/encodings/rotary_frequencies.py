@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
+from suite.encodings.base import ENCODINGS
 from suite.encodings.rotary import Frequencies, Rotary, RotaryParams, turns_a_whole_period
 
 
@@ -24,6 +25,7 @@ class ResonanceParams(RotaryParams):
     pass
 
 
+@ENCODINGS.register("resonance_rotary")
 class ResonanceRotary(Rotary):
     """Resonance RoPE (Wang et al. 2024, "Resonance RoPE: Improving Context Length
     Generalization of Large Language Models", Sec. 3, Eq. 5; reference code
@@ -53,6 +55,7 @@ class PRopeParams(RotaryParams):
             raise ValueError(f"p must be in [0, 1], got {self.p}")
 
 
+@ENCODINGS.register("p_rope")
 class PRope(Rotary):
     """p-RoPE (Barbero et al., ICLR 2025, "Round and Round We Go! What makes Rotary
     Positional Encodings useful?", Sec. 5): RoPE with the lowest frequencies removed, the
@@ -80,6 +83,7 @@ class HopeParams(RotaryParams):
     pass
 
 
+@ENCODINGS.register("hope")
 class Hope(Rotary):
     """HoPE, High-frequency rotary Position Encoding (Chen et al., ACL 2025, "HoPE: A Novel
     Positional Encoding Without Long-Term Decay for Enhanced Context Awareness and

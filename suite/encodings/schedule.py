@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from suite.encodings.base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
 from suite.encodings.wrapper import build_inner, checked_inner
 
 
@@ -62,6 +62,7 @@ class ScheduleParams:
         object.__setattr__(self, "layers", entries)
 
 
+@ENCODINGS.register("schedule")
 class Schedule(PositionalEncoding):
     """Layer ``dims.layer`` runs ``params.layers[layer % len(layers)]``: its encoding's hooks,
     with its window. Scale behaviour: each layer's encoding's (a schedule of RoPE and

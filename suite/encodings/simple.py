@@ -9,9 +9,10 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from suite.encodings.base import ModelDims, NoParams, PositionalEncoding, toeplitz_bias
+from suite.encodings.base import ENCODINGS, ModelDims, NoParams, PositionalEncoding, toeplitz_bias
 
 
+@ENCODINGS.register("none")
 class NoPE(PositionalEncoding):
     """No positional encoding: the causal mask is the only source of order.
 
@@ -58,6 +59,7 @@ def sinusoidal_table(pos: torch.Tensor, dim: int, base: float, convention: str =
     return F.pad(table, (0, dim - 2 * half)).to(torch.float32)  # an odd d gets a zero last column, as fairseq's
 
 
+@ENCODINGS.register("sinusoidal")
 class Sinusoidal(PositionalEncoding):
     """Fixed sinusoidal absolute positions (Vaswani et al. 2017, "Attention Is All You
     Need", Sec. 3.5), added to the token embeddings, which are first multiplied by
@@ -100,6 +102,7 @@ def alibi_slopes(n_heads: int) -> torch.Tensor:
     return torch.tensor(slopes, dtype=torch.float32)
 
 
+@ENCODINGS.register("alibi")
 class ALiBi(PositionalEncoding):
     """Attention with linear biases (Press et al. 2022, Eq. in Sec. 3):
     softmax(q_i K^T + m * [-(i-1), ..., -1, 0]), one slope m per head, no position
@@ -152,6 +155,7 @@ def sandwich_kernel(distance: torch.Tensor, dim: int, base: float) -> torch.Tens
     return kernel[inverse].float()
 
 
+@ENCODINGS.register("sandwich")
 class Sandwich(PositionalEncoding):
     """Sandwich (Chi et al. 2023, "Dissecting Transformer Length Extrapolation via the
     Lens of Receptive Field Analysis", its Sandwich): the vanilla sinusoidal encoding with

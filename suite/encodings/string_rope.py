@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.encodings.base import ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
 from suite.encodings.rerope import rotate_by
 from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
 
@@ -30,6 +30,7 @@ class StringParams:
             raise ValueError("shifted_offset must be >= 1")
 
 
+@ENCODINGS.register("string")
 class StringRope(PositionalEncoding):
     """STRING (An et al., ICLR 2025, "Why Does the Effective Context Length of LLMs Fall
     Short?", Sec. 4, Eq. 4; reference code HKUNLP/STRING@216cc2f, ``string_for_llama.py``):

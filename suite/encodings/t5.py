@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from suite.encodings.base import ModelDims, PositionalEncoding, toeplitz_bias
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, toeplitz_bias
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ def t5_causal_bucket(distance: torch.Tensor, num_buckets: int, max_distance: int
     return torch.where(n < max_exact, n, large)
 
 
+@ENCODINGS.register("t5")
 class T5Bias(PositionalEncoding):
     """T5 relative position bias (Raffel et al. 2020, Sec. 2.1): a learned scalar per
     head and distance bucket, added to the logits: softmax(q k^T / sqrt(Dh) + b[bucket(i - j)]).

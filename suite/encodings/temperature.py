@@ -25,7 +25,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from suite.encodings.base import AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
 from suite.encodings.wrapper import checked_inner, inner_class
 
 Kind = Literal["logn", "ssmax", "llama4", "mscale"]
@@ -63,6 +63,7 @@ def yarn_mscale(scale: float) -> float:
     return 1.0 if scale <= 1 else 0.1 * math.log(scale) + 1.0
 
 
+@ENCODINGS.register("temperature")
 class Temperature(PositionalEncoding):
     """A query temperature (module docstring) on any encoding, given in full by ``inner``
     and ``inner_params``. References, one per kind:

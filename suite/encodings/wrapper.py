@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-import pydantic
-
-from suite.core.registry import did_you_mean
-from suite.encodings.base import PositionalEncoding
+from suite.encodings.params import ParamsError, validate_params
+from suite.encodings.base import ENCODINGS, PositionalEncoding
 
 
 def inner_class(ref: str) -> type[PositionalEncoding]:
     """The registered (or ``module:Class``) encoding class ``ref`` names (KeyError if none)."""
-    from suite.encodings import ENCODINGS  # the registry imports this module
-
     return ENCODINGS.get(ref)
 
 
 def check_inner_params(inner_cls, params: dict, label: str = "inner_params") -> None:
     """ValueError, prefixed ``label``, for an unknown key or a value its Params refuses."""
-    names = [f.name for f in dataclasses.fields(inner_cls.Params)]
-    for key in params:
-        if key not in names:
-            raise ValueError(f"{label}: unknown parameter '{key}'{did_you_mean(key, names)}; "
-                             f"valid: {', '.join(names) or '(none)'}")
     try:
-        pydantic.TypeAdapter(inner_cls.Params).validate_python(dict(params), strict=False)
-    except pydantic.ValidationError as exc:
+        validate_params(inner_cls.Params, params)
+    except ParamsError as exc:
         raise ValueError(f"{label}: {exc}") from None
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.encodings.base import ModelDims, PositionalEncoding
+from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
 from suite.encodings.rotary import default_inv_freq, rotate_half_split
 
 
@@ -37,6 +37,7 @@ def xpos_scales(pos: torch.Tensor, zeta: torch.Tensor, scale_base: float, center
     return zeta[None, :] ** exponent
 
 
+@ENCODINGS.register("xpos")
 class Xpos(PositionalEncoding):
     """xPos (Sun et al. 2022, "A Length-Extrapolatable Transformer", Sec. 3.1, Eq. 4-5;
     reference code microsoft/torchscale@4d1e0e8, ``torchscale/component/

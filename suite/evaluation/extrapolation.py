@@ -20,7 +20,8 @@ from pydantic import Field
 
 from suite.modeling.model import Transformer
 from suite.results.rows import CurveRow, MetricRow
-from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings, fits
+from suite.evaluation.base import EvalContext, EvalResult, fits
+from suite.plan.evaluators import EVALUATORS, Evaluator, Settings
 
 WINDOW_POLICY = "non-overlapping windows of exactly eval_len; every byte scored once; no carried context"
 LN2 = math.log(2)

@@ -16,9 +16,7 @@ sees exactly the positions it would see unpadded.
 from __future__ import annotations
 
 import copy
-import functools
 from dataclasses import dataclass
-from pathlib import Path
 
 import lightning as L
 import torch
@@ -26,32 +24,16 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader
 
+from suite.core.runtime import warmup_cosine
+from suite.data.batteries import battery_of
+from suite.data.glue_tasks import input_text
 from suite.evaluation import glue_metrics
-from suite.data.corpus import corpus_files
-from suite.data.glue_tasks import build_task, eligible_lines, input_text
-from suite.data.glue_tasks import get_task as get_offline_task
 from suite.modeling.model import Transformer
 from suite.results.rows import MetricRow
-from suite.specs import CorpusSpec, GlueRecipe
-from suite.training.fit import device_settings, warmup_cosine
+from suite.specs import GlueRecipe
+from suite.training.trainer import make_trainer
 
 PAD = 0  # NUL: never part of a task's printable-ASCII text
-
-
-@functools.lru_cache(maxsize=1)
-def stdlib_lines() -> tuple[str, ...]:
-    """Lines of real code for the offline battery: the standard library's own source,
-    already reduced to the lines the battery can use (so each task does not redo it)."""
-    lines = []
-    for _, path in corpus_files(CorpusSpec()):
-        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return tuple(eligible_lines(lines))
-
-
-@functools.lru_cache(maxsize=64)
-def offline_task_data(name: str, seed: int, train_size: int, dev_size: int):
-    """(train, dev) of an offline task; every encoding of a grid gets the same, so build it once."""
-    return build_task(name, stdlib_lines(), seed, train_size, dev_size)
 
 
 def encode_batch(texts: list[str], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -126,28 +108,12 @@ class TaskResult:
 def finetune_task(backbone: Transformer, task, train, dev, recipe: GlueRecipe, seed: int) -> TaskResult:
     """Fine-tune a copy of ``backbone`` on ``train``; score ``dev`` with the task's metrics."""
     L.seed_everything(seed, verbose=False)
-    module = SequenceHead(copy.deepcopy(backbone), task.num_labels, task.kind == "regression", recipe).train()
-    settings = device_settings()
-    trainer = L.Trainer(max_steps=recipe.steps, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, limit_val_batches=0, gradient_clip_val=1.0, **settings)
+    module = SequenceHead(copy.deepcopy(backbone), task.num_labels, task.regression, recipe).train()
+    trainer = make_trainer(recipe.steps, gradient_clip_val=1.0)
     trainer.fit(module, _loader(train, recipe, seed))
     predictions = predict(module, dev, recipe)
     values = glue_metrics.compute_task(task, predictions, [e.label for e in dev])
     return TaskResult(task.name, values, glue_metrics.task_score(task, values), len(dev), getattr(task, "version", 1))
-
-
-def load_battery_task(name: str, recipe: GlueRecipe, seed: int):
-    """(task metadata, train, dev) from the offline battery or from real GLUE."""
-    if recipe.battery == "offline":
-        task = get_offline_task(name)
-        # `budget` scales every task's own sizes, so the low-data task stays low-data
-        train_size, dev_size = (max(8, round(n * recipe.budget)) for n in (task.train_size, task.dev_size))
-        train, dev = offline_task_data(name, seed, train_size, dev_size)
-        return task, train, dev
-    from suite.data.glue_data import GLUE_TASKS, load_glue
-
-    train, dev = load_glue(name, Path(recipe.glue_dir) if recipe.glue_dir else None, recipe.max_train, recipe.max_dev, seed)
-    return GLUE_TASKS[name], train, dev
 
 
 def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=print) -> list[MetricRow]:
@@ -162,23 +128,19 @@ def evaluate_glue(backbone: Transformer, recipe: GlueRecipe, seed: int, log=prin
     if limit is not None and limit < recipe.max_len:
         # an encoding with a bounded table (learned) reads only its last `limit` bytes: stated, not silent
         recipe, cut = recipe.model_copy(update={"max_len": limit}), f"; inputs cut to the encoding's {limit} positions"
-    skippable: tuple[type[Exception], ...] = ()  # the offline battery is always there
-    if recipe.battery == "glue":
-        from suite.data.glue_data import GlueUnavailable  # imports `datasets`: only when real GLUE is asked for
-
-        skippable = (GlueUnavailable,)
+    battery = battery_of(recipe)
+    skippable = battery.unavailable()
     for name in recipe.task_names():
         prefix = f"glue/{name}"
         try:
-            task, train, dev = load_battery_task(name, recipe, seed)
+            task, train, dev = battery.load(name, recipe, seed)
         except skippable as exc:
             log(f"  glue {name}: skipped ({exc})")
             rows.append(_row(prefix, "score", None, 0, "skipped", f"{recipe.battery}: {exc}"))
             continue
         result = finetune_task(backbone, task, train, dev, recipe, seed)
         source = f"{recipe.battery} battery; {name} v{result.version}; {recipe.steps} steps x {recipe.batch_size}{cut}"
-        balanced = recipe.battery == "offline"  # real GLUE's labels are not balanced: no uniform-guess chance
-        chances = {metric: metric_chance(task, metric) if balanced else None for metric in result.values}
+        chances = {metric: metric_chance(task, metric) if battery.balanced else None for metric in result.values}
         rows += [_row(prefix, metric, value, result.n_dev, "ok", source, chances[metric])
                  for metric, value in result.values.items()]
         task_chance = None if None in chances.values() else sum(chances.values()) / len(chances)

@@ -9,7 +9,8 @@ the site says so.
 from __future__ import annotations
 
 from suite.specs import GlueRecipe
-from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator
+from suite.evaluation.base import EvalContext, EvalResult
+from suite.plan.evaluators import EVALUATORS, Evaluator
 
 
 @EVALUATORS.register("glue")

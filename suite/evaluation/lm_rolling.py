@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings
+from suite.evaluation.base import EvalContext, EvalResult
+from suite.plan.evaluators import EVALUATORS, Evaluator, Settings
 
 
 class LmRollingSettings(Settings):

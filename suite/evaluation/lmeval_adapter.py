@@ -126,7 +126,7 @@ class PosBenchLM(LM):
         if (model is None) == (checkpoint is None):
             raise ValueError("give exactly one of model (with train_len) or checkpoint")
         if checkpoint is not None:
-            from suite.training.fit import load_checkpoint  # Lightning is imported only when a checkpoint is read
+            from suite.training.checkpoints import load_checkpoint  # Lightning is imported only when a checkpoint is read
 
             module = load_checkpoint(Path(checkpoint))
             model, train_len = module.model, module.run.train.seq_len

@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from suite.core.registry import did_you_mean
-from suite.evaluation.base import EVALUATORS, EvalContext, EvalResult, Evaluator, Settings
+from suite.evaluation.base import EvalContext, EvalResult
+from suite.plan.evaluators import EVALUATORS, Evaluator, Settings
 
 
 class LmEvalTaskSettings(Settings):

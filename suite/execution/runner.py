@@ -10,6 +10,7 @@ for it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import time
 import traceback
@@ -19,7 +20,9 @@ from pathlib import Path
 from suite.execution.claims import try_claim
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
-from suite.results.records import SCHEMA_VERSION, git_commit, package_versions, status_of, write_record
+from suite.results.record_types import (EvaluationRecord, Failure, Provenance, Record, TrainingProvenance, TrainingRecord,
+                                        failed)
+from suite.results.records import git_commit, package_versions, status_of, write_record
 from suite.specs import Project
 from suite.plan.task_kinds import kind_of
 
@@ -28,12 +31,12 @@ from suite.plan.task_kinds import kind_of
 class Progress:
     """What a pass over a plan did."""
 
-    trained: list[dict] = field(default_factory=list)
-    evaluated: list[dict] = field(default_factory=list)
+    trained: list[TrainingRecord] = field(default_factory=list)
+    evaluated: list[EvaluationRecord] = field(default_factory=list)
 
     @property
-    def failed(self) -> list[dict]:
-        return [r for r in self.trained + self.evaluated if r["status"] == "failed"]
+    def failed(self) -> list[Record]:
+        return [r for r in self.trained + self.evaluated if r.status == "failed"]
 
 
 def run_path(project: Project, run: TrainingRun) -> Path:
@@ -77,8 +80,8 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _failure(exc: BaseException, project: Project, name: str) -> dict:
-    """The fields of a failed record; the traceback also goes to results/logs/<name>.log."""
+def _failure(exc: BaseException, project: Project, name: str) -> Failure:
+    """Why a piece failed; the traceback also goes to results/logs/<name>.log."""
     from suite.training.fit import TrainingFailed
 
     text = traceback.format_exc()
@@ -87,8 +90,7 @@ def _failure(exc: BaseException, project: Project, name: str) -> dict:
     log.write_text(text)
     step = exc.step if isinstance(exc, TrainingFailed) else None
     reason = str(exc) if isinstance(exc, TrainingFailed) else f"{type(exc).__name__}: {exc}"
-    return {"status": "failed", "reason": reason, "step": step, "traceback": text,
-            "log": _display_path(log, project.root)}
+    return Failure(reason, step, text, _display_path(log, project.root))
 
 
 def _display_path(path: Path, root: Path) -> str:
@@ -99,54 +101,53 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
     """Train ``run``; write its record. Returns (record, trained LightningModule or None)."""
     from suite.training.fit import fit
 
-    record = {
-        "schema_version": SCHEMA_VERSION, "kind": "training_run", "run_id": run.run_id, "run": run.to_dict(),
-        "content": run.content(), "encoding": run.encoding.name, "display_name": run.encoding.display_name,
-        "family": run.encoding.family, "size": run.size.name, "task": run.task.name, "seed": run.seed,
-        "provenance": {"git_commit": git_commit(project.root), "versions": package_versions(),
-                       "corpus": kind_of(run.task).description(run.task), "corpus_fingerprint": run.data_fingerprint},
-    }
+    provenance = {"git_commit": git_commit(project.root), "versions": package_versions(),
+                  "corpus": kind_of(run.task).description(run.task), "corpus_fingerprint": run.data_fingerprint}
+    record = TrainingRecord(run_id=run.run_id, run=run.to_dict(), content=run.content(), encoding=run.encoding.name,
+                            display_name=run.encoding.display_name, family=run.encoding.family, size=run.size.name,
+                            task=run.task.name, seed=run.seed, status="done")
     start, module = time.perf_counter(), None
     try:
         result = fit(run, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
         module = result.module.eval()
-        record.update(status="done", reason=None, checkpoint=_display_path(result.checkpoint, project.root))
-        record["provenance"].update(result.stats)
+        record = dataclasses.replace(record, checkpoint=_display_path(result.checkpoint, project.root))
+        provenance.update(result.stats)
     except Exception as exc:  # recorded, never lost: the plan goes on
-        record.update(_failure(exc, project, f"run-{run.run_id}"))
-    record["provenance"].update(wall_s=time.perf_counter() - start, finished_at=_now())
+        record = failed(record, _failure(exc, project, f"run-{run.run_id}"))
+    provenance.update(wall_s=time.perf_counter() - start, finished_at=_now())
+    record = dataclasses.replace(record, provenance=TrainingProvenance(**provenance))
     write_record(record, project.runs)
     return record, module
 
 
 def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> dict:
     """Run one evaluation on the trained module; write and return its record."""
-    from suite.evaluation import EVALUATORS, EvalContext
-    from suite.training.fit import model_for
+    from suite.evaluation.base import EvalContext
+    from suite.plan.evaluators import EVALUATORS
+    from suite.training.checkpoints import model_for
 
     evaluator = EVALUATORS.get(evaluation.evaluator)
     encoding, run = evaluation.encoding, evaluation.run
-    record = {
-        "schema_version": SCHEMA_VERSION, "kind": "evaluation", "eval_id": evaluation.eval_id, "run_id": run.run_id,
-        "evaluation": evaluation.to_dict(), "content": evaluation.content(), "evaluator": evaluation.evaluator,
-        "settings": evaluation.settings, "scale": evaluation.scale, "encoding": encoding.name,
-        "display_name": encoding.display_name, "family": encoding.family, "paper": encoding.paper,
-        "trained_as": run.encoding.name, "checkpoint_level": not evaluator.uses_eval_encoding,
-        "size": run.size.name, "task": run.task.name, "seed": run.seed, "metrics": [], "curves": [],
-    }
+    record = EvaluationRecord(
+        eval_id=evaluation.eval_id, run_id=run.run_id, evaluation=evaluation.to_dict(), content=evaluation.content(),
+        evaluator=evaluation.evaluator, settings=evaluation.settings, scale=evaluation.scale, encoding=encoding.name,
+        display_name=encoding.display_name, family=encoding.family, paper=encoding.paper, trained_as=run.encoding.name,
+        checkpoint_level=not evaluator.uses_eval_encoding, size=run.size.name, task=run.task.name, seed=run.seed,
+        status="done")
     start = time.perf_counter()
     try:
         model = model_for(encoding, trained)
         context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
                               project.results / "lmeval" / run.run_id, log)
         result = evaluator.evaluate(model, context)
-        record.update(status="done", reason=None, metrics=[m.as_dict() for m in result.metrics],
-                      curves=[c.as_dict() for c in result.curves],
-                      scale_behaviour=model.encodings[0].scale_behaviour.value, max_length=model.encodings[0].max_length())
+        record = dataclasses.replace(record, metrics=tuple(result.metrics), curves=tuple(result.curves),
+                                     scale_behaviour=model.encodings[0].scale_behaviour.value,
+                                     max_length=model.encodings[0].max_length())
     except Exception as exc:  # recorded, never lost
-        record.update(_failure(exc, project, f"eval-{evaluation.eval_id}"))
-    record["provenance"] = {"git_commit": git_commit(project.root), "versions": package_versions(),
-                            "wall_s": time.perf_counter() - start, "finished_at": _now()}
+        record = failed(record, _failure(exc, project, f"eval-{evaluation.eval_id}"))
+    record = dataclasses.replace(record, provenance=Provenance(
+        git_commit=git_commit(project.root), versions=package_versions(), wall_s=time.perf_counter() - start,
+        finished_at=_now()))
     write_record(record, project.evals)
     return record
 
@@ -171,7 +172,7 @@ class _Pass:
         if not needs_training(run, self.project, self.retry_failed) or run.run_id in self.attempted:
             if status_of(run_path(self.project, run), "training_run") != "done":
                 return None
-            from suite.training.fit import load_checkpoint
+            from suite.training.checkpoints import load_checkpoint
 
             return load_checkpoint(self.project.checkpoints / f"{run.run_id}.ckpt")
         claim = self.claim(f"run-{run.run_id}")
@@ -227,22 +228,22 @@ def run_plan(plan: Plan, project: Project, console, retry_failed: bool = False, 
             time.sleep(poll_s)
 
 
-def report_training(console, record: dict) -> None:
-    if record["status"] == "failed":
-        console.print(f"  [red]training failed[/]: {record['reason']}")
+def report_training(console, record: TrainingRecord) -> None:
+    if record.status == "failed":
+        console.print(f"  [red]training failed[/]: {record.reason}")
     else:
-        console.print(f"  [green]trained[/] in {record['provenance']['wall_s']:.1f}s "
-                      f"(final loss {record['provenance']['final_train_loss']:.3f})")
+        console.print(f"  [green]trained[/] in {record.provenance.wall_s:.1f}s "
+                      f"(final loss {record.provenance.final_train_loss:.3f})")
 
 
-def report_evaluation(console, record: dict) -> None:
+def report_evaluation(console, record: EvaluationRecord) -> None:
     """One line: the evaluation and its headline figures (or why it failed)."""
-    at = f" {record['scale']}x" if record["scale"] is not None else ""
-    what = f"{record['evaluator']}{at} as {record['encoding']}"
-    if record["status"] == "failed":
-        console.print(f"  [red]{what} failed[/]: {record['reason']}")
+    at = f" {record.scale}x" if record.scale is not None else ""
+    what = f"{record.evaluator}{at} as {record.encoding}"
+    if record.status == "failed":
+        console.print(f"  [red]{what} failed[/]: {record.reason}")
         return
     headline = {name for name, info in metric_info().items() if info.headline}
-    shown = [m for m in record["metrics"] if m["metric"] in headline]
-    figures = "  ".join(f"{m['metric']}={'n/a' if m['value'] is None else format(m['value'], '.3f')}" for m in shown)
-    console.print(f"  {what}: {figures} [dim]({record['provenance']['wall_s']:.1f}s)[/]")
+    shown = [m for m in record.metrics if m.metric in headline]
+    figures = "  ".join(f"{m.metric}={'n/a' if m.value is None else format(m.value, '.3f')}" for m in shown)
+    console.print(f"  {what}: {figures} [dim]({record.provenance.wall_s:.1f}s)[/]")

@@ -26,6 +26,7 @@ from functools import cached_property
 
 from suite import RECIPE_VERSION
 from suite.specs import EncodingSpec, Grid, SizeSpec, TaskSpec, TrainRecipe
+from suite.plan.evaluators import EVALUATORS
 from suite.plan.task_kinds import EvalRequest, kind_of
 
 
@@ -95,8 +96,6 @@ class Evaluation:
     scale: int | None  # None: the evaluator does not depend on length (GLUE-style)
 
     def content(self) -> dict:
-        from suite.evaluation import EVALUATORS
-
         evaluator = EVALUATORS.get(self.evaluator)
         return {
             "run_id": self.run.run_id,
@@ -148,8 +147,6 @@ def evaluations_for(run: TrainingRun, encodings: list[EncodingSpec], requests: l
                     scales: list[int]) -> list[Evaluation]:
     """Each request on ``run`` for each encoding evaluated on its checkpoint, at every
     scale (and 1x) for length-dependent evaluators; checkpoint-level evaluators once."""
-    from suite.evaluation import EVALUATORS
-
     out: dict[str, Evaluation] = {}
     for request, encoding in itertools.product(requests, encodings):
         evaluator = EVALUATORS.get(request.evaluator)
@@ -201,7 +198,6 @@ def check_grid(grid: Grid) -> list:
 def _check_evaluations(grid: Grid, doc) -> list:
     import pydantic
 
-    from suite.evaluation import EVALUATORS
     from suite.core.registry import did_you_mean
 
     errors = []

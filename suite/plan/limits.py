@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import contextlib
 
-import functools
 import itertools
 import os
 from dataclasses import dataclass
 
 from suite.core.registry import NotImported
-from suite.specs import CorpusSpec, EncodingSpec, Grid, SizeSpec, TaskSpec, TrainRecipe
+from suite.specs import EncodingSpec, Grid, SizeSpec, TaskSpec, TrainRecipe
 from suite.plan.task_kinds import kind_of
 from suite.core.yamldoc import SpecError, YamlDoc
 
@@ -53,8 +52,7 @@ def check_limits(grid: Grid, doc: YamlDoc) -> list[SpecError]:
     errors = []
     for i, task in enumerate(grid.tasks):
         recipe, field = recipe_of(grid, task)
-        limits = TASK_LIMITS.get(task.kind)
-        errors += limits(grid, doc, i, task, recipe, field) if limits else []
+        errors += kind_of(task).limits(grid, doc, i, task, recipe, field)
     recipes = {recipe_of(grid, t) for t in grid.tasks}
     for (recipe, field), (j, size) in itertools.product(sorted(recipes, key=lambda r: r[1]), enumerate(grid.sizes)):
         errors += _encoding_limits(grid, doc, recipe, field, j, size)
@@ -99,13 +97,10 @@ def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Bui
     limits without allocating a byte (a 2^40-row table is refused, not allocated)."""
     import torch
 
-    from suite.modeling.model import ModelConfig, Transformer
+    from suite.modeling.build import build_model, model_config
 
-    cfg = ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
-                      train_len=train_len)
-    impl, params = encoding.implementation(), encoding.resolved_params()
     with torch.device("meta"), _no_weight_init():
-        model = Transformer(cfg, lambda dims: impl(params, dims))
+        model = build_model(encoding, model_config(size, train_len))
     first = model.encodings[0]
     return Built(model.num_params(), type(first).hooks(), first.max_length())
 
@@ -182,78 +177,3 @@ def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: 
         f"{need / 2**30:.1f} GiB ({n_params:,} parameters x 16 bytes for weights, gradients and AdamW's moments, plus "
         f"activations; evaluation up to {longest} positions), more than {whose} {have / 2**30:.1f} GiB"))]
 
-
-# -- tasks ----------------------------------------------------------------------------
-
-
-def _synthetic_limits(grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
-    from suite.data.synthetic import get_task
-
-    errors, need = [], get_task(task.generator).min_length
-    if need > recipe.seq_len:
-        errors.append(doc.error((field, "seq_len"), (
-            f"task '{task.name}' needs sequences of at least {need} bytes (generator '{task.generator}'); "
-            f"the training length {field}.seq_len is {recipe.seq_len}")))
-    if task.min_train_len > recipe.seq_len:
-        errors.append(doc.error(("tasks", i), (
-            f"task '{task.name}': min_train_len {task.min_train_len} is above the training length "
-            f"{field}.seq_len {recipe.seq_len} (training lengths are drawn from [min_train_len, seq_len])")))
-    return errors
-
-
-@functools.lru_cache(maxsize=8)
-def split_bytes(corpus: CorpusSpec) -> dict[str, int]:
-    """Bytes of each split as :func:`suite.data.corpus.load_corpus` would build it, from
-    file sizes alone (the same files, ``max_bytes`` and separators; nothing is read)."""
-    from suite.data.corpus import DOCUMENT_SEPARATOR, SPLITS, corpus_files, split_of
-
-    sizes, counts, total = dict.fromkeys(SPLITS, 0), dict.fromkeys(SPLITS, 0), 0
-    for rel, path in corpus_files(corpus):
-        n = path.stat().st_size
-        if corpus.max_bytes is not None and total + n > corpus.max_bytes:
-            continue
-        total += n
-        sizes[split_of(rel)] += n
-        counts[split_of(rel)] += 1
-    return {s: sizes[s] + len(DOCUMENT_SEPARATOR) * max(0, counts[s] - 1) if counts[s] else 0 for s in SPLITS}
-
-
-def _lm_limits(grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
-    from suite.data.corpus import corpus_root
-
-    if task.corpus.kind == "datasets":  # its splits' sizes are known once it is read (suite.data.hf_corpus)
-        return []
-
-    where = f"task '{task.name}': corpus {corpus_root(task.corpus)} (glob {task.corpus.glob!r})"
-    try:
-        splits = split_bytes(task.corpus)
-    except (OSError, ValueError, NotImplementedError) as exc:
-        return [doc.error(("tasks", i), f"{where}: cannot list its files: {exc}")]
-    if not any(splits.values()):
-        return [doc.error(("tasks", i), f"{where} has no files (max_bytes {task.corpus.max_bytes})"
-                          if task.corpus.max_bytes else f"{where} matches no files")]
-    empty = [s for s, n in splits.items() if n == 0]
-    if empty:
-        return [doc.error(("tasks", i), f"{where} has no {' or '.join(empty)} files (files are split 90/5/5 by "
-                                        "a hash of their path): it needs more files")]
-    errors = []
-    if splits["train"] < recipe.seq_len + 2:
-        errors.append(doc.error((field, "seq_len"), f"{where}: the training split holds {splits['train']} bytes, "
-                                                    f"fewer than one training window of {recipe.seq_len} + 1"))
-    test = splits["test"]
-    for k, scale in enumerate(grid.spec.scales):
-        if scale * recipe.seq_len + 1 > test:
-            errors.append(doc.error(("scales", k), (
-                f"scale {scale}: an eval window of {scale} x {recipe.seq_len} = {scale * recipe.seq_len} bytes (+1) "
-                f"is longer than the test split of {where}, which holds {test} bytes")))
-    budgets = {r.settings["tokens"] for r in kind_of(task).evaluations(task, grid.spec) if "tokens" in r.settings}
-    for tokens in sorted(b for b in budgets if b + 1 > test):
-        errors.append(doc.error(("eval", "tokens"), (
-            f"{tokens} tokens (+1) are more than the {test} bytes the test split of {where} holds: every scale "
-            "must score the same span")))
-    return errors
-
-
-# The limits of each task kind, by TaskSpec.kind as suite.plan.task_kinds.TASK_KINDS (a kind without an
-# entry has none checked here; these could become a method of the TaskKind interface).
-TASK_LIMITS = {"lm": _lm_limits, "synthetic": _synthetic_limits}

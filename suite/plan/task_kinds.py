@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from suite.core.registry import Registry
+from suite.plan.task_limits import lm_limits, synthetic_limits
 from suite.specs import GridSpec, TaskSpec, TrainRecipe
 
 
@@ -42,6 +43,10 @@ class TaskKind:
     def train_batches(self, task: TaskSpec, recipe: TrainRecipe, seed: int):
         """A DataLoader of (inputs [B, T], targets [B, T]) for ``recipe.steps`` steps."""
         raise NotImplementedError
+
+    def limits(self, grid, doc, i: int, task: TaskSpec, recipe: TrainRecipe, field: str) -> list:
+        """file:line errors for what would fail only once training starts (``field``: the recipe's grid field)."""
+        return []
 
 
 TASK_KINDS: Registry[TaskKind] = Registry("task kind", TaskKind)
@@ -84,6 +89,9 @@ class LanguageModelling(TaskKind):
         windows = RandomWindows(load_corpus(task.corpus)["train"], recipe.seq_len, recipe.steps * recipe.batch_size, seed)
         return DataLoader(windows, batch_size=recipe.batch_size, shuffle=False, num_workers=0)
 
+    def limits(self, grid, doc, i, task, recipe, field):
+        return lm_limits(self, grid, doc, i, task, recipe, field)
+
 
 @TASK_KINDS.register("synthetic")
 class GeneratedTask(TaskKind):
@@ -111,3 +119,6 @@ class GeneratedTask(TaskKind):
 
         batches = SyntheticBatches(task.generator, recipe.seq_len, task.min_train_len, recipe.steps, recipe.batch_size, seed)
         return DataLoader(batches, batch_size=None, shuffle=False, num_workers=0)
+
+    def limits(self, grid, doc, i, task, recipe, field):
+        return synthetic_limits(self, grid, doc, i, task, recipe, field)

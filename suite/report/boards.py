@@ -19,13 +19,13 @@ shared seeds. The site and the terminal render the same :class:`Board` objects.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import fmean
 
 from suite.report import stats
-from suite.results.rows import MetricInfo, metric_info
+from suite.report.board_kinds import BOARD_KINDS
+from suite.report.figures import Recipe, info_of, is_breakdown
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
 
 SHARE = "share"  # the unit of an accuracy: successes / examples, which has a Wilson interval
@@ -99,73 +99,6 @@ class Board:
 
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
-
-
-# -- reading ---------------------------------------------------------------------------------------------------
-
-
-def _dicts(con, sql: str, params=()) -> list[dict]:
-    cur = con.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """A training recipe as the boards and the header show it."""
-
-    seq_len: int | None
-    steps: int | None
-    batch_size: int | None
-    lr: float | None
-
-    @classmethod
-    def of(cls, train: dict) -> "Recipe":
-        return cls(train.get("seq_len"), train.get("steps"), train.get("batch_size"), train.get("lr"))
-
-    @property
-    def tokens(self) -> int | None:
-        if None in (self.seq_len, self.steps, self.batch_size):
-            return None
-        return self.seq_len * self.steps * self.batch_size
-
-    @property
-    def label(self) -> str:
-        return f"L = {self.seq_len}, {self.steps} steps x {self.batch_size}"
-
-    @property
-    def slug(self) -> str:
-        return f"L{self.seq_len}-{self.steps}x{self.batch_size}"
-
-
-def load_runs(con) -> dict[str, dict]:
-    """run_id -> the run's row (cost, provenance) with its parsed training recipe."""
-    runs = {}
-    for r in _dicts(con, """SELECT run_id, encoding, display_name, family, size, task, seed, status, n_params,
-                                   train_tokens_per_s, peak_memory_mb, train_wall_s, wall_s, git_commit, finished_at,
-                                   json_extract(run, '$.train') AS train, json_extract(run, '$.size') AS size_spec,
-                                   corpus, json_extract_string(run, '$.task.kind') AS kind
-                            FROM runs"""):
-        r["recipe"] = Recipe.of(json.loads(r["train"]) if r["train"] else {})
-        r["size_spec"] = json.loads(r["size_spec"]) if r["size_spec"] else {}
-        runs[r["run_id"]] = r
-    return runs
-
-
-def load_figures(con) -> list[dict]:
-    return _dicts(con, """SELECT encoding, display_name, family, trained_as, checkpoint_level, size, task, metric, scale,
-                                 eval_len, seed, run_id, value, n, status, chance
-                          FROM figures ORDER BY size, task, metric, encoding, scale, seed""")
-
-
-def info_of(metric: str) -> MetricInfo | None:
-    """A metric's metadata; a per-depth breakdown (``acc_depth3``) has its base metric's."""
-    info = metric_info()
-    return info.get(metric) or info.get(metric.split("_depth", 1)[0])
-
-
-def is_breakdown(metric: str) -> bool:
-    return metric not in metric_info() and info_of(metric) is not None
 
 
 # -- cells -----------------------------------------------------------------------------------------------------
@@ -249,9 +182,8 @@ def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
     recipes_of: dict[tuple, set] = defaultdict(set)
     for kind, size, task, metric, recipe in groups:
         recipes_of[(size, task)].add(recipe)
-    order = {"lm": 0, "task": 1, "breakdown": 2}
     boards = []
-    for key in sorted(groups, key=lambda k: (order[k[0]], k[1], k[2], _metric_order(k[3]), k[4].label)):
+    for key in sorted(groups, key=lambda k: (BOARD_KINDS.get(k[0]).order, k[1], k[2], _metric_order(k[3]), k[4].label)):
         kind, size, task, metric, recipe = key
         several = len(recipes_of[(size, task)]) > 1
         boards.append(_scale_board(kind, size, task, metric, recipe if several else None, recipe,
@@ -269,12 +201,8 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows) -
     lower = info.lower_is_better if info else False
     share = bool(info and info.unit == SHARE)
     what = "bpb" if metric == "bpb" else metric
-    if kind == "lm":
-        title = f"Language modelling: {task}, size {size}"
-    elif kind == "task":
-        title = f"Task {task} ({metric}), size {size}"
-    else:
-        title = f"Task {task}: {metric} (examples of one {metric.split('_depth')[0]} depth decile), size {size}"
+    board_kind = BOARD_KINDS.get(kind)
+    title = board_kind.title(task, metric, size)
     if shown_recipe is not None:
         title += f" ({shown_recipe.label})"
     entries: dict[str, Entry] = {}
@@ -300,15 +228,15 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows) -
             cell, values = seed_cell(by_entry[enc].get(s, []), share)
             entry.cells[f"s{s}"], entry.per_seed[f"s{s}"], per_scale[enc][s] = cell, values, values
     most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
-    board = Board(_slug(kind, size, task, metric if kind != "lm" else None, shown_recipe and shown_recipe.slug),
+    board = Board(_slug(kind, size, task, metric if board_kind.metric_in_id else None, shown_recipe and shown_recipe.slug),
                   kind, title, size, task, metric, columns, list(entries.values()), seeds,
                   _interval_text(most_seeds, share), lower, chance, recipe.seq_len, recipe.label,
                   scales=scales, eval_len=eval_len)
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():
         _summarise(entry, per_scale[enc], scales, seeds, share, lower)
-    _rank_and_warn(board, "score", ranked=kind != "breakdown")
-    if kind != "breakdown":
+    _rank_and_warn(board, "score", ranked=board_kind.ranked)
+    if board_kind.compared:
         board.compared = [c.key for c in board.columns if c.group in ("scale", "score")]
     return board
 

@@ -10,9 +10,11 @@ from statistics import fmean
 import duckdb
 
 from suite.report import stats
+from suite.report.board_kinds import BOARD_KINDS, kind_of
 from suite.results.rows import metric_info
-from suite.report.boards import (Board, Cell, Column, Entry, _dicts, _entry, _interval_text, _rank_and_warn, _slug, _usable,
-                     load_figures, load_runs, scale_boards, seed_cell)
+from suite.report.boards import (Board, Cell, Column, Entry, _entry, _interval_text, _rank_and_warn, _slug, _usable,
+                                 scale_boards, seed_cell)
+from suite.report.figures import _dicts, load_figures, load_runs
 
 
 # -- GLUE-style boards -----------------------------------------------------------------------------------------
@@ -181,7 +183,7 @@ def bench_boards(con) -> list[Board]:
 def attach_columns(boards: list[Board], glue: list[Board], costs: list[Board]) -> None:
     """Beside each language-modelling board: the same checkpoints' GLUE-style score and training cost."""
     for board in boards:
-        if board.kind != "lm":
+        if not kind_of(board).carries_checkpoint_columns:
             continue
         g = next((b for b in glue if b.size == board.size and b.task == board.task), None)
         if g is not None:
@@ -226,6 +228,11 @@ class Leaderboard:
 
     def find(self, board_id: str) -> Board | None:
         return next((b for b in self.all if b.id == board_id), None)
+
+    def of_kind(self, kind: str) -> list[Board]:
+        """The boards of one kind (a name of suite.report.board_kinds.BOARD_KINDS), in order."""
+        BOARD_KINDS.get(kind)  # a name that is not a kind is an error, not an empty section
+        return [b for b in self.all if b.kind == kind]
 
 
 def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboard:

@@ -15,8 +15,10 @@ from scipy import stats as scipy_stats
 
 from suite.report import plots
 from suite.report import stats
+from suite.report.board_kinds import kind_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
-from suite.report.boards import SHARE, Board, Cell, _dicts, info_of
+from suite.report.boards import SHARE, Board, Cell
+from suite.report.figures import _dicts, info_of
 from suite.report.leaderboard import Leaderboard, build
 from suite.report.summary import glue_battery, header
 
@@ -110,7 +112,8 @@ def no_free_lunch(lb: Leaderboard) -> str | None:
     """GLUE-style score against the LM extrapolation score of the same checkpoints, with intervals."""
     points = []
     for g in lb.glue:
-        lm = next((b for b in lb.boards if b.kind == "lm" and b.size == g.size and b.task == g.task), None)
+        lm = next((b for b in lb.boards if kind_of(b).carries_checkpoint_columns and b.size == g.size and b.task == g.task),
+                  None)
         if lm is None:
             continue
         xs = {e.encoding: e.cells["extrapolation_score"] for e in lm.entries}
@@ -150,7 +153,7 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                 for (enc, size, task), (series, train_len) in sorted(curves.items()) if enc == name]
         for board in lb.boards:
             mine = [x for x in board.entries if x.encoding == name]
-            if mine and board.kind in ("lm", "task"):
+            if mine and kind_of(board).overlaid:
                 svgs.append(overlay(Board(**{**board.__dict__, "entries": mine})))
         pages.append({"name": name, "display_name": e["display_name"], "family": e["family"], "paper": e["paper"],
                       "description": spec.get("description", ""), "impl": spec.get("impl"),
@@ -274,7 +277,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
     encodings = encoding_pages(con, lb)
     env = environment({page["name"] for page in encodings})
     runs = run_pages(con)
-    overlays = {b.id: overlay(b) for b in lb.boards if b.kind in ("lm", "task")}
+    overlays = {b.id: overlay(b) for b in lb.boards if kind_of(b).overlaid}
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD}
     families = sorted({e.family for b in lb.all for e in b.entries if e.family})
     index = env.get_template("index.html").render(

@@ -7,7 +7,10 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from suite.report.boards import _dicts
+from suite.report.figures import _dicts
+
+# the task kinds (suite.plan.task_kinds) whose runs read a corpus: the header names those corpora
+CORPUS_TASK_KINDS = frozenset({"lm"})
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def header(con, runs: dict[str, dict]) -> dict:
     recipe_lines = [RecipeLine(sorted(tasks), r.seq_len, r.steps, r.batch_size, r.tokens, r.lr)
                     for r, tasks in sorted(recipes.items(), key=lambda kv: (sorted(kv[1]), kv[0].label))]
     seeds = sorted({r["seed"] for r in runs.values() if r["seed"] is not None})
-    corpora = sorted({r["corpus"] for r in runs.values() if r["corpus"] and r["kind"] == "lm"})  # what lm runs read
+    corpora = sorted({r["corpus"] for r in runs.values() if r["corpus"] and r["kind"] in CORPUS_TASK_KINDS})
     commits = sorted({r["git_commit"] for r in runs.values() if r["git_commit"]})
     dates = [d for d in (r["finished_at"] for r in runs.values()) if d]
     dates += [r["finished_at"] for r in _dicts(con, "SELECT finished_at FROM evaluations WHERE finished_at IS NOT NULL")]

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from suite.report import stats
+from suite.report.board_kinds import kind_of
 from suite.core.registry import did_you_mean
 from suite.report.boards import Board, Cell, Column
 from suite.report.leaderboard import build
@@ -63,7 +64,7 @@ def _header_lines(board: Board) -> list[str]:
 
 def _table(board: Board, width: int | None) -> Table:
     columns = [c for c in board.columns if c.group in TABLE_GROUPS]
-    if board.kind == "lm":
+    if kind_of(board).carries_checkpoint_columns:  # the cost board shows them, not its terminal table
         columns = [c for c in columns if c.group != "cost"]
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False, collapse_padding=True, show_edge=False,
                   width=width)

@@ -1,9 +1,7 @@
-"""Records: one JSON file per training run and per evaluation, the source of truth.
+"""Record files: one JSON file per training run and per evaluation, the source of truth.
 
-* ``results/runs/<run_id>.json``: a training run (its resolved spec, provenance,
-  status ``done`` or ``failed`` with the reason, the checkpoint's path);
-* ``results/evals/<eval_id>.json``: an evaluation (its run, evaluator, settings,
-  encoding as evaluated, scale, status, metric rows in long form, curves).
+* ``results/runs/<run_id>.json``: a :class:`~suite.results.record_types.TrainingRecord`;
+* ``results/evals/<eval_id>.json``: an :class:`~suite.results.record_types.EvaluationRecord`.
 
 Files are written atomically (a temporary file that no reader's ``*.json`` matches,
 then a rename), so a crash or a kill never leaves half a record and a reader never
@@ -24,13 +22,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+from suite.results.record_types import KINDS, SCHEMA_VERSION, Record, RecordContentError, from_json, to_json
+
 TRACKED_PACKAGES = ("torch", "lightning", "lm_eval", "duckdb", "posbench")
-REQUIRED = {
-    "training_run": ("run_id", "run", "encoding", "size", "task", "seed", "status"),
-    "evaluation": ("eval_id", "run_id", "evaluator", "encoding", "size", "task", "seed", "status", "metrics", "curves"),
-}
-ID_KEY = {"training_run": "run_id", "evaluation": "eval_id"}
 
 
 class RecordError(Exception):
@@ -52,14 +46,14 @@ def _json_safe(value):
     return value
 
 
-def write_record(record: dict, directory: Path) -> Path:
+def write_record(record: Record, directory: Path) -> Path:
     """Write ``record`` as ``directory/<its id>.json``, atomically."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{record[ID_KEY[record['kind']]]}.json"
+    path = directory / f"{record.id}.json"
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")  # never matches *.json
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(_json_safe(record), f, indent=1, sort_keys=True, allow_nan=False)
+            json.dump(_json_safe(to_json(record)), f, indent=1, sort_keys=True, allow_nan=False)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -69,8 +63,8 @@ def write_record(record: dict, directory: Path) -> Path:
     return path
 
 
-def read_record(path: Path, kind: str | None = None) -> dict:
-    """The record in ``path``, checked for its kind's required keys; :class:`RecordError` if unusable."""
+def read_record(path: Path, kind: str | None = None) -> Record:
+    """The record in ``path`` (of ``kind``, when given); :class:`RecordError` if unusable."""
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -88,19 +82,20 @@ def read_record(path: Path, kind: str | None = None) -> dict:
         hint = " (a per-cell record of the previous layout: rerun its grid to train and evaluate it again)" if found == 1 else ""
         raise RecordError(path, f"schema version {found!r}, expected {SCHEMA_VERSION}{hint}")
     found_kind = record.get("kind")
-    if found_kind not in REQUIRED or (kind is not None and found_kind != kind):
-        raise RecordError(path, f"record kind {found_kind!r}, expected {kind or ' or '.join(REQUIRED)!r}")
-    missing = [k for k in REQUIRED[found_kind] if k not in record]
-    if missing:
-        raise RecordError(path, f"missing {', '.join(missing)}")
-    if record[ID_KEY[found_kind]] != Path(path).stem:
-        raise RecordError(path, f"its {ID_KEY[found_kind]} {record[ID_KEY[found_kind]]!r} does not match the file name")
-    return record
+    if found_kind not in KINDS or (kind is not None and found_kind != kind):
+        raise RecordError(path, f"record kind {found_kind!r}, expected {kind or ' or '.join(KINDS)!r}")
+    try:
+        typed = from_json(record)
+    except RecordContentError as exc:
+        raise RecordError(path, f"unusable content: {exc}") from None
+    if typed.id != Path(path).stem:
+        raise RecordError(path, f"its {typed.id_field} {typed.id!r} does not match the file name")
+    return typed
 
 
 @dataclass
 class Scan:
-    records: list[dict]
+    records: list[Record]
     problems: list[RecordError]
 
 
@@ -120,7 +115,7 @@ def status_of(path: Path, kind: str) -> str:
     if not path.is_file():
         return "todo"
     try:
-        return read_record(path, kind)["status"]
+        return read_record(path, kind).status
     except RecordError:
         return "todo"  # an unreadable record is redone (and ingest reports it)
 

@@ -19,30 +19,10 @@ import duckdb
 import pyarrow as pa
 
 from suite.results.records import RecordError, scan
-from suite.results.rows import CURVE_COLUMNS, METRIC_COLUMNS, metric_info
+from suite.results.columns import CURVES, EVALUATIONS, METRICS, RUNS, curve_rows, eval_row, metric_rows, run_row
+from suite.results.rows import metric_info
 
-SCHEMA = """
-CREATE TABLE runs (
-    run_id VARCHAR PRIMARY KEY, encoding VARCHAR, display_name VARCHAR, family VARCHAR, size VARCHAR, task VARCHAR,
-    seed BIGINT, status VARCHAR, reason VARCHAR, git_commit VARCHAR, device VARCHAR, precision VARCHAR,
-    attention_path VARCHAR, corpus VARCHAR, corpus_fingerprint VARCHAR, wall_s DOUBLE, train_wall_s DOUBLE,
-    train_tokens_per_s DOUBLE, peak_memory_mb DOUBLE, n_params BIGINT, final_train_loss DOUBLE, finished_at VARCHAR,
-    checkpoint VARCHAR, versions JSON, params JSON, run JSON
-);
-CREATE TABLE evaluations (
-    eval_id VARCHAR PRIMARY KEY, run_id VARCHAR, evaluator VARCHAR, encoding VARCHAR, display_name VARCHAR,
-    family VARCHAR, paper VARCHAR, trained_as VARCHAR, checkpoint_level BOOLEAN, size VARCHAR, task VARCHAR,
-    seed BIGINT, scale INTEGER, status VARCHAR, reason VARCHAR, scale_behaviour VARCHAR, max_length INTEGER,
-    wall_s DOUBLE, finished_at VARCHAR, settings JSON, params JSON, spec JSON
-);
-CREATE TABLE metrics (
-    eval_id VARCHAR, run_id VARCHAR, task VARCHAR, metric VARCHAR, value DOUBLE, n BIGINT, status VARCHAR,
-    scale INTEGER, eval_len INTEGER, stderr DOUBLE, window_policy VARCHAR, source VARCHAR, chance DOUBLE
-);
-CREATE TABLE curves (
-    eval_id VARCHAR, run_id VARCHAR, task VARCHAR, scale INTEGER, eval_len INTEGER, bucket INTEGER,
-    pos_start INTEGER, pos_end INTEGER, value DOUBLE, n BIGINT
-);
+SCHEMA = "\n".join(t.create() for t in (RUNS, EVALUATIONS, METRICS, CURVES)) + """
 CREATE TABLE bench (
     bench_id VARCHAR, created_at VARCHAR, device VARCHAR, machine VARCHAR, size VARCHAR, d_model INTEGER,
     n_layers INTEGER, n_heads INTEGER, seq_len INTEGER, batch INTEGER, encoding VARCHAR, display_name VARCHAR,
@@ -109,33 +89,6 @@ WHERE e.scale IS NOT NULL
 GROUP BY e.encoding, e.size, e.task, e.seed, r.status, e.scale, e.status;
 """
 
-RUN_COLUMNS = ("run_id", "encoding", "display_name", "family", "size", "task", "seed", "status", "reason", "git_commit",
-               "device", "precision", "attention_path", "corpus", "corpus_fingerprint", "wall_s", "train_wall_s",
-               "train_tokens_per_s", "peak_memory_mb", "n_params", "final_train_loss", "finished_at", "checkpoint",
-               "versions", "params", "run")
-EVAL_COLUMNS = ("eval_id", "run_id", "evaluator", "encoding", "display_name", "family", "paper", "trained_as",
-                "checkpoint_level", "size", "task", "seed", "scale", "status", "reason", "scale_behaviour", "max_length",
-                "wall_s", "finished_at", "settings", "params", "spec")
-
-
-def _run_row(rec: dict) -> tuple:
-    prov = rec.get("provenance", {})
-    fields = {**prov, **{k: rec.get(k) for k in ("run_id", "encoding", "display_name", "family", "size", "task", "seed",
-                                                  "status", "reason", "checkpoint")}}
-    fields.update(versions=json.dumps(prov.get("versions", {})), run=json.dumps(rec["run"]),
-                  params=json.dumps(rec.get("content", {}).get("encoding", {}).get("params", {})))
-    return tuple(fields.get(c) for c in RUN_COLUMNS)
-
-
-def _eval_row(rec: dict) -> tuple:
-    prov = rec.get("provenance", {})
-    spec = rec.get("evaluation", {}).get("encoding", {})
-    fields = {**rec, "wall_s": prov.get("wall_s"), "finished_at": prov.get("finished_at"),
-              "settings": json.dumps(rec.get("settings", {})), "spec": json.dumps(spec),
-              "params": json.dumps(rec.get("content", {}).get("encoding", {}).get("params", {}))}
-    return tuple(fields.get(c) for c in EVAL_COLUMNS)
-
-
 def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
     """Bulk insert through Arrow (row-by-row executemany is slow in DuckDB)."""
     if not rows:
@@ -201,19 +154,13 @@ class IngestReport:
     benches: int = 0
 
 
-def _usable(records: list[dict], row, problems: list[RecordError], directory: Path) -> list[dict]:
-    """The records whose rows can be built and stored; each other one is reported."""
+def _usable(records: list, problems: list[RecordError], directory: Path) -> list:
+    """The records DuckDB can hold (their types are checked when read); each other one is reported."""
     out = []
     for rec in records:
-        try:
-            row(rec)
-            if not -2**63 <= rec["seed"] < 2**63:
-                raise ValueError(f"seed {rec['seed']} does not fit a 64-bit integer")
-            for m in rec.get("metrics", []):
-                [m[c] for c in ("task", "metric", "value", "n")]  # noqa: B018 (a KeyError reports the record)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            problems.append(RecordError(directory / f"{rec.get('run_id') if row is _run_row else rec.get('eval_id')}.json",
-                                        f"unusable content: {type(exc).__name__}: {exc}"))
+        if not -2**63 <= rec.seed < 2**63:
+            problems.append(RecordError(directory / f"{rec.id}.json", f"unusable content: seed {rec.seed} does not fit "
+                                                                       "a 64-bit integer"))
             continue
         out.append(rec)
     return out
@@ -224,8 +171,8 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
     Bench records are read from ``bench_dir`` (default: ``bench/`` beside ``runs_dir``)."""
     runs, evals = scan(runs_dir, "training_run"), scan(evals_dir, "evaluation")
     problems = runs.problems + evals.problems
-    run_records = _usable(runs.records, _run_row, problems, runs_dir)
-    eval_records = _usable(evals.records, _eval_row, problems, evals_dir)
+    run_records = _usable(runs.records, problems, runs_dir)
+    eval_records = _usable(evals.records, problems, evals_dir)
     benches = _bench_records(bench_dir or Path(runs_dir).parent / "bench", problems)
     database.parent.mkdir(parents=True, exist_ok=True)
     staging = database.with_name(f".tmp-{os.getpid()}-{database.name}")
@@ -236,12 +183,10 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
             _insert(con, "metric_meta", ("metric", "display_name", "description", "lower_is_better", "unit", "chance"),
                     [(m.name, m.display_name, m.description, m.lower_is_better, m.unit, m.chance)
                      for m in metric_info().values()])
-            _insert(con, "runs", RUN_COLUMNS, [_run_row(r) for r in run_records])
-            _insert(con, "evaluations", EVAL_COLUMNS, [_eval_row(r) for r in eval_records])
-            _insert(con, "metrics", ("eval_id", "run_id") + METRIC_COLUMNS,
-                    [(r["eval_id"], r["run_id"], *(m.get(c) for c in METRIC_COLUMNS)) for r in eval_records for m in r["metrics"]])
-            _insert(con, "curves", ("eval_id", "run_id") + CURVE_COLUMNS,
-                    [(r["eval_id"], r["run_id"], *(c.get(k) for k in CURVE_COLUMNS)) for r in eval_records for c in r["curves"]])
+            _insert(con, RUNS.name, RUNS.names, [run_row(r) for r in run_records])
+            _insert(con, EVALUATIONS.name, EVALUATIONS.names, [eval_row(r) for r in eval_records])
+            _insert(con, METRICS.name, METRICS.names, [row for r in eval_records for row in metric_rows(r)])
+            _insert(con, CURVES.name, CURVES.names, [row for r in eval_records for row in curve_rows(r)])
             _insert(con, "bench", BENCH_COLUMNS, [row for rows in benches for row in rows])
             con.execute(VIEWS)
         Path(f"{database}.wal").unlink(missing_ok=True)  # a crashed writer's log must not replay into the new file

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 from pydantic import Field
 
-from suite.core.registry import NotImported, did_you_mean, parse_ref, resolve_file
+from suite.core.registry import NotImported, parse_ref, resolve_file
+from suite.encodings.params import ParamsError, validate_params
 from suite.core.yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
-from suite.specs.base import _pydantic_errors, _validate, Spec
+from suite.specs.base import _validate, Spec
 
 
 # -- encodings --------------------------------------------------------------------
@@ -71,24 +70,12 @@ class EncodingSpec(Spec):
 
 
 def check_params(params_cls, params: dict, doc: YamlDoc) -> list[SpecError]:
-    """Unknown keys (with did-you-mean), wrong types, failed checks of a Params dataclass,
-    and non-finite values (a string "nan" becomes a float NaN on the way in)."""
-    names = [f.name for f in dataclasses.fields(params_cls)]
-    errors = [doc.error(("params", k), "unknown parameter" + did_you_mean(k, names) + f"; valid: {', '.join(names) or '(none)'}")
-              for k in params if k not in names]
-    if errors:
-        return errors
+    """Every problem of ``params`` against ``params_cls`` (suite.encodings.params), as file:line errors."""
     try:
-        resolved = pydantic.TypeAdapter(params_cls).validate_python(params, strict=False)
-    except pydantic.ValidationError as exc:
-        return _pydantic_errors(doc, exc, prefix=("params",), fields=names)
-    except Exception as exc:  # a plugin's own check that raised something other than ValueError
-        return [doc.error(("params",), f"{type(exc).__name__}: {exc}")]
-    for f in dataclasses.fields(resolved):
-        value = getattr(resolved, f.name)
-        if isinstance(value, float) and not math.isfinite(value):
-            errors.append(doc.error(("params", f.name), f"{value} is not a finite number"))
-    return errors
+        validate_params(params_cls, params)
+    except ParamsError as exc:
+        return [doc.error(("params", *path), message) for path, message in exc.problems]
+    return []
 
 
 def spec_project_root(source: Path) -> Path:

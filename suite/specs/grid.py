@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import pydantic
 from pydantic import Field
@@ -42,19 +42,16 @@ class EvalRecipe(Spec):
 
 
 def glue_task_names(battery: str) -> tuple[str, ...]:
-    """The battery's tasks, as the modules that build them define them (imported lazily:
-    real GLUE pulls in `datasets`, which a spec check should not pay for up front)."""
-    if battery == "offline":
-        from suite.data.glue_tasks import TASKS
-    else:
-        from suite.data.glue_data import GLUE_TASKS as TASKS
-    return tuple(TASKS)
+    """The battery's tasks (suite.data.batteries; real GLUE's are listed without importing `datasets`)."""
+    from suite.data.batteries import BATTERIES
+
+    return BATTERIES.get(battery)().task_names()
 
 
 class GlueRecipe(Spec):
     """The GLUE-style fine-tuning protocol; part of every GLUE-style evaluation id."""
 
-    battery: Literal["offline", "glue"] = "offline"  # offline: built here from the stdlib; glue: the real thing
+    battery: str = "offline"  # suite.data.batteries: offline, built here from the stdlib; glue, the real thing
     tasks: list[str] | None = None  # default: the battery's eight
     steps: int = Field(150, gt=0, le=MAX_STEPS)  # fine-tuning steps per task
     batch_size: int = Field(32, gt=0, le=MAX_BATCH)
@@ -64,6 +61,14 @@ class GlueRecipe(Spec):
     max_train: int | None = Field(20000, gt=0, le=MAX_TOKENS)  # real GLUE: subsample train to at most this
     max_dev: int | None = Field(2000, gt=0, le=MAX_TOKENS)
     glue_dir: str | None = None  # real GLUE: a folder in GLUE's own format; None: the datasets cache
+
+    @pydantic.field_validator("battery")
+    @classmethod
+    def _known_battery(cls, battery: str) -> str:
+        from suite.data.batteries import BATTERIES
+
+        BATTERIES.member(battery)
+        return battery
 
     def task_names(self) -> list[str]:
         return list(self.tasks or glue_task_names(self.battery))

@@ -33,8 +33,11 @@ class SizeSpec(Spec):
         return n_heads
 
 
+GENERATED_KINDS = frozenset({"synthetic"})  # task kinds (suite.plan.task_kinds) whose data a generator makes
+
+
 class CorpusSpec(Spec):
-    kind: Literal["stdlib", "folder", "datasets"] = "stdlib"
+    kind: str = "stdlib"  # a source of suite.data.corpus.CORPUS_SOURCES
     path: str | None = None  # folder: a directory of text files (relative to the task file)
     glob: str = "**/*.py"  # which files, for the stdlib and folder kinds
     max_bytes: int | None = Field(None, gt=0, le=MAX_TOKENS)  # cap on the corpus, to bound memory and time
@@ -47,9 +50,19 @@ class CorpusSpec(Spec):
     validation_split: str = "validation"
     test_split: str = "test"
 
+    @pydantic.field_validator("kind")
+    @classmethod
+    def _known_source(cls, kind: str) -> str:
+        from suite.data.corpus import CORPUS_SOURCES
+
+        CORPUS_SOURCES.member(kind)
+        return kind
+
     @pydantic.model_validator(mode="after")
     def _dataset_for_datasets(self):
-        if (self.kind == "datasets") != (self.dataset is not None):
+        from suite.data.corpus import source_of
+
+        if source_of(self).needs_dataset != (self.dataset is not None):
             raise ValueError("a datasets corpus needs dataset: (a folder or a name), and only it takes one")
         return self
 
@@ -87,7 +100,7 @@ class TaskSpec(Spec):
 
     @pydantic.model_validator(mode="after")
     def _generator_for_synthetic(self):
-        if self.kind == "synthetic" and self.generator is None:
+        if self.kind in GENERATED_KINDS and self.generator is None:
             raise ValueError("a synthetic task needs a generator")
         return self
 
@@ -107,15 +120,11 @@ def load_size(path: Path) -> SizeSpec:
 
 
 def load_task(path: Path) -> TaskSpec:
+    from suite.data.corpus import CorpusPathError, source_of
+
     spec = _load_simple(TaskSpec, path)
-    if spec.corpus.kind == "folder":
-        if not spec.corpus.path:
-            raise SpecErrors([read_yaml(path).error(("corpus", "path"), "a folder corpus needs a path")])
-        folder = (Path(path).parent / spec.corpus.path).resolve()
-        if not folder.is_dir():
-            raise SpecErrors([read_yaml(path).error(("corpus", "path"), f"no such directory: {folder}")])
-        spec = spec.model_copy(update={"corpus": spec.corpus.model_copy(update={"path": str(folder)})})
-    if spec.corpus.kind == "datasets" and (Path(path).parent / spec.corpus.dataset).is_dir():  # a folder beside the task
-        folder = str((Path(path).parent / spec.corpus.dataset).resolve())
-        spec = spec.model_copy(update={"corpus": spec.corpus.model_copy(update={"dataset": folder})})
-    return spec
+    try:
+        corpus = source_of(spec.corpus).resolve(spec.corpus, Path(path).parent)
+    except CorpusPathError as exc:
+        raise SpecErrors([read_yaml(path).error(("corpus", exc.field), str(exc))]) from None
+    return spec.model_copy(update={"corpus": corpus})

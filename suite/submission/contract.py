@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from suite.encodings import ScaleBehaviour
+from suite.modeling.build import build_model
 from suite.modeling.model import AttentionPath, ModelConfig, Transformer, attention_path
 from suite.encodings.position_transforms import Cape, CapeParams
 from suite.specs import EncodingSpec, SizeSpec, TaskSpec, TrainRecipe
@@ -46,10 +47,10 @@ class ContractError(AssertionError):
     pass
 
 
-def build_model(spec: EncodingSpec, seed: int = 0, cfg: ModelConfig = CFG) -> Transformer:
-    impl, params = spec.implementation(), spec.resolved_params()
+def seeded_model(spec: EncodingSpec, seed: int = 0, cfg: ModelConfig = CFG) -> Transformer:
+    """The model training builds (suite.modeling.build), its weights drawn from ``seed``."""
     torch.manual_seed(seed)
-    return Transformer(cfg, lambda dims: impl(params, dims))
+    return build_model(spec, cfg)
 
 
 def lengths(model: Transformer) -> list[int]:
@@ -64,7 +65,7 @@ def _require(condition: bool, message: str) -> None:
 
 
 def check_scale_behaviour(spec: EncodingSpec) -> None:
-    encoding = build_model(spec).encodings[0]
+    encoding = seeded_model(spec).encodings[0]
     behaviour = encoding.scale_behaviour
     _require(isinstance(behaviour, ScaleBehaviour), f"scale_behaviour must be a ScaleBehaviour, got {behaviour!r}")
     _, _, stated = " ".join(spec.description.split()).lower().partition("scale behaviour: ")
@@ -87,7 +88,7 @@ def expected_path(spec: EncodingSpec, encoding) -> AttentionPath:
 
 
 def check_attention_path(spec: EncodingSpec) -> None:
-    model = build_model(spec)
+    model = seeded_model(spec)
     expected = [expected_path(spec, model.encoding_for(i)) for i in range(CFG.n_layers)]
     _require(model.paths == expected, f"family {spec.family} takes the {'+'.join(p.value for p in expected)} path "
                                       f"per layer; its hooks {sorted(type(model.encodings[0]).hooks())} give "
@@ -97,7 +98,7 @@ def check_attention_path(spec: EncodingSpec) -> None:
 def check_output_shape(spec: EncodingSpec) -> None:
     """Logits [B, T, V], all finite, in training and evaluation, at L and 2L."""
     for mode in ("train", "eval"):
-        model = build_model(spec).train(mode == "train")
+        model = seeded_model(spec).train(mode == "train")
         for T in lengths(model):
             model.set_scale(T / L)
             logits = model(torch.randint(0, 256, (2, T)))
@@ -108,7 +109,7 @@ def check_output_shape(spec: EncodingSpec) -> None:
 def check_causal(spec: EncodingSpec) -> None:
     """d logits[:, t] / d input embeddings[:, t'] is exactly 0 for every t' > t."""
     for mode in ("train", "eval"):
-        model = build_model(spec).train(mode == "train")
+        model = seeded_model(spec).train(mode == "train")
         captured = {}
         model.tok.register_forward_hook(lambda module, args, out: captured.__setitem__("emb", out))
         gen = torch.Generator().manual_seed(1)
@@ -128,7 +129,7 @@ def check_deterministic(spec: EncodingSpec) -> None:
     idx = torch.randint(0, 256, (2, L))
     for mode in ("train", "eval"):
         def run():
-            model = build_model(spec, seed=3).train(mode == "train")
+            model = seeded_model(spec, seed=3).train(mode == "train")
             torch.manual_seed(4)  # e.g. randomized positions draw from the global generator in training
             return model(idx)
 
@@ -136,7 +137,7 @@ def check_deterministic(spec: EncodingSpec) -> None:
 
 
 def check_every_parameter_learns(spec: EncodingSpec) -> None:
-    model = build_model(spec).train()
+    model = seeded_model(spec).train()
     idx = torch.randint(0, 256, (2, L + 1))
     F.cross_entropy(model(idx[:, :-1]).transpose(1, 2), idx[:, 1:]).backward()
     for name, p in model.named_parameters():
@@ -144,7 +145,7 @@ def check_every_parameter_learns(spec: EncodingSpec) -> None:
 
 
 def check_optimizer_step_finite(spec: EncodingSpec) -> None:
-    model = build_model(spec).train()
+    model = seeded_model(spec).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     for _ in range(2):
         idx = torch.randint(0, 256, (2, L + 1))
@@ -161,7 +162,7 @@ def check_optimizer_step_finite(spec: EncodingSpec) -> None:
 
 def check_layer_sharing(spec: EncodingSpec) -> None:
     """per_layer encodings get one instance per layer; shared ones compute a bias once per forward."""
-    model = build_model(spec)
+    model = seeded_model(spec)
     first = model.encodings[0]
     _require(len(model.encodings) == (CFG.n_layers if type(first).per_layer else 1),
              f"{len(model.encodings)} encoding instances for {CFG.n_layers} layers (per_layer={type(first).per_layer})")
@@ -177,7 +178,7 @@ def check_continuous_positions(spec: EncodingSpec) -> None:
     """An encoding that says ``continuous_positions`` takes real-valued ids: integer ids
     given as reals (CAPE with nothing to draw) give its logits on the integer ids, and
     CAPE's shifted and scaled ids give finite logits. Others have nothing to check."""
-    model = build_model(spec).train()
+    model = seeded_model(spec).train()
     if not type(model.encodings[0]).continuous_positions:
         return
     idx = torch.randint(0, 256, (2, L))

@@ -88,26 +88,26 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
     from suite.training.fit import fit
 
     record = read_record(path, "training_run")
-    if record["status"] != "done":
-        raise ValueError(f"{path}: the run's status is {record['status']!r}: only a done run has figures to verify")
-    run = TrainingRun.from_dict(record["run"])
+    if record.status != "done":
+        raise ValueError(f"{path}: the run's status is {record.status!r}: only a done run has figures to verify")
+    run = TrainingRun.from_dict(record.run)
     out = Verification()
-    if run.run_id != record["run_id"]:
-        out.fail(f"the run in the record hashes to {run.run_id}, not its run_id {record['run_id']}: the record was edited")
+    if run.run_id != record.run_id:
+        out.fail(f"the run in the record hashes to {run.run_id}, not its run_id {record.run_id}: the record was edited")
         return out
-    recorded_device = record["provenance"].get("device", "cpu")
+    recorded_device = record.provenance.device or "cpu"
     here = "cuda" if torch.cuda.is_available() else "cpu"
     if device_kind(recorded_device) != here:
         raise ValueError(f"{path}: recorded on {recorded_device}; this machine trains on {here}: verify on the same kind of device")
     tolerance = Tolerance(here)
     commit = git_commit(project.root)
-    if commit != record["provenance"].get("git_commit"):
-        log(f"note: recorded at commit {record['provenance'].get('git_commit')}, re-run at {commit}")
+    if commit != record.provenance.git_commit:
+        log(f"note: recorded at commit {record.provenance.git_commit}, re-run at {commit}")
     log(f"re-training {run.label} ({run.run_id}) on {here}; tolerance {tolerance}")
     with tempfile.TemporaryDirectory(prefix="posbench-verify-") as tmp:
         scratch = Project(Path(tmp))
         result = fit(run, scratch.checkpoints, progress_bar=False)
-        out.compare("final_train_loss", record["provenance"].get("final_train_loss"), result.stats["final_train_loss"],
+        out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
                     tolerance)
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
@@ -119,29 +119,29 @@ def _verify_evaluations(run, module, project: Project, scratch: Project, toleran
     from suite.execution.runner import evaluate
 
     found = scan(project.evals, "evaluation")
-    mine = [r for r in found.records if r["run_id"] == run.run_id and r["status"] == "done"]
+    mine = [r for r in found.records if r.run_id == run.run_id and r.status == "done"]
     log(f"{len(mine)} evaluation record(s) of this run to re-run")
-    for record in sorted(mine, key=lambda r: (r["evaluator"], r["encoding"], r["scale"] or 0)):
-        evaluation = Evaluation.from_dict(record["evaluation"])
-        what = f"{record['evaluator']} as {record['encoding']}" + (f" at {record['scale']}x" if record["scale"] else "")
-        if evaluation.eval_id != record["eval_id"]:
-            out.fail(f"{what}: the evaluation in the record hashes to {evaluation.eval_id}, not {record['eval_id']}")
+    for record in sorted(mine, key=lambda r: (r.evaluator, r.encoding, r.scale or 0)):
+        evaluation = Evaluation.from_dict(record.evaluation)
+        what = f"{record.evaluator} as {record.encoding}" + (f" at {record.scale}x" if record.scale else "")
+        if evaluation.eval_id != record.eval_id:
+            out.fail(f"{what}: the evaluation in the record hashes to {evaluation.eval_id}, not {record.eval_id}")
             continue
         rerun = evaluate(evaluation, module, scratch, log=lambda *a, **k: None)
-        if rerun["status"] != "done":
-            out.fail(f"{what}: the re-run failed: {rerun.get('reason')}")
+        if rerun.status != "done":
+            out.fail(f"{what}: the re-run failed: {rerun.reason}")
             continue
-        again = {_key(m): m["value"] for m in rerun["metrics"]}
-        for m in record["metrics"]:
-            label = f"{what}: {m['task']} {m['metric']}"
+        again = {_key(m): m.value for m in rerun.metrics}
+        for m in record.metrics:
+            label = f"{what}: {m.task} {m.metric}"
             if _key(m) not in again:
                 out.fail(f"{label}: not produced by the re-run")
                 continue
-            out.compare(label, _finite(m["value"]), _finite(again[_key(m)]), tolerance)
+            out.compare(label, _finite(m.value), _finite(again[_key(m)]), tolerance)
 
 
-def _key(metric: dict) -> tuple:
-    return metric["task"], metric["metric"], metric.get("scale"), metric.get("eval_len")
+def _key(metric) -> tuple:
+    return metric.task, metric.metric, metric.scale, metric.eval_len
 
 
 def _finite(value):

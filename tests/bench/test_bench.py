@@ -76,10 +76,10 @@ def test_the_site_shows_a_cost_board_of_the_bench(record, tmp_path):
 
 def test_flop_formula():
     """6 N + 12 L T d for training, 2 N + 4 L T d for evaluation, N = the matmul weights."""
-    from suite.training.fit import build_model
+    from suite.modeling.build import build_model, model_config
     from suite.specs import load_encoding, load_size
 
-    model = build_model(load_encoding(REPO / "encodings" / "nope.yaml"), load_size(REPO / "sizes" / "tiny.yaml"), 16)
+    model = build_model(load_encoding(REPO / "encodings" / "nope.yaml"), model_config(load_size(REPO / "sizes" / "tiny.yaml"), 16))
     d, f, layers, V = 64, 256, 2, 256
     N = layers * (4 * d * d + 2 * d * f) + V * d
     assert flops_per_token(model, 16, training=True) == 6 * N + 12 * layers * 16 * d

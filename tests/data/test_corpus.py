@@ -9,7 +9,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from suite.data.corpus import DOCUMENT_SEPARATOR, corpus_files, load_corpus, split_of
+from suite.data.corpus import DOCUMENT_SEPARATOR, load_corpus, split_of
+from suite.data.file_corpus import corpus_files
 from suite.data.tokenizer import VOCAB_SIZE, decode, encode
 from suite.specs import CorpusSpec
 

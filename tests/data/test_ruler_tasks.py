@@ -10,10 +10,10 @@ from collections import Counter
 
 import pytest
 
-from suite.data.ruler_tasks import FILLER, RULER_TASKS
+from suite.data.ruler_tasks import FILLER
 from suite.data.synthetic import TASKS, generate
 
-NAMES = [t.name for t in RULER_TASKS]
+NAMES = [name for name, task in TASKS.items() if task.__module__ == "suite.data.ruler_tasks"]
 LENGTHS = [64, 65, 97, 128, 256, 1024, 4096]
 
 

@@ -23,7 +23,8 @@ from suite.plan.grid import expand
 from suite.execution.manifest import manifest_of, write_manifest
 from suite.results.records import read_record
 from suite.specs import Project, load_grid
-from suite.training.fit import TrainingFailed, fit, load_checkpoint, resume_dir
+from suite.training.checkpoints import load_checkpoint, resume_dir
+from suite.training.fit import TrainingFailed, fit
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 LOSS_RTOL, WEIGHT_ATOL = 1e-5, 1e-5
@@ -49,8 +50,8 @@ def test_ddp_over_two_cpu_processes_matches_one_process(tiny_grid, project_root,
     assert done.returncode == 0, done.stdout + done.stderr
     run = plan.runs[0]
     record = read_record(project_root / "results" / "runs" / f"{run.run_id}.json", "training_run")
-    assert record["status"] == "done" and record["provenance"]["world_size"] == 2
-    assert read_record(next((project_root / "results" / "evals").glob("*.json")), "evaluation")["status"] == "done"
+    assert record.status == "done" and record.provenance.world_size == 2
+    assert read_record(next((project_root / "results" / "evals").glob("*.json")), "evaluation").status == "done"
 
     reference = single_process(run, tmp_path / "single")
     assert reference.stats["world_size"] == 1

@@ -19,7 +19,8 @@ from suite.evaluation.extrapolation import evaluate_lm, evaluation_span
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
 from suite.results.store import ingest
-from suite.training.fit import fit, load_checkpoint
+from suite.training.checkpoints import load_checkpoint
+from suite.training.fit import fit
 
 from tests.conftest import REPO, write_yaml
 

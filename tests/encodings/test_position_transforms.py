@@ -20,7 +20,7 @@ from suite.modeling.model import ModelConfig, Transformer
 from suite.encodings.position_transforms import (Cape, CapeParams, Pose, PoseParams, RandomizedIds, RandomizedIdsParams, TorchRng,
                                       build_transform)
 from suite.specs import Project, load_encoding, load_grid
-from suite.training.fit import build_model
+from suite.modeling.build import build_model, model_config
 from suite.core.yamldoc import SpecErrors
 
 GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "position_transforms.json").read_text())
@@ -122,8 +122,8 @@ def test_the_model_reads_transformed_ids_only_in_training(plain_name, transforme
     cfg = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
     plain_spec, transformed_spec = (load_encoding(REPO / "encodings" / f"{n}.yaml") for n in (plain_name, transformed_name))
     torch.manual_seed(0)
-    plain = build_model(plain_spec, _size(cfg), cfg.train_len)
-    transformed = build_model(transformed_spec, _size(cfg), cfg.train_len)
+    plain = build_model(plain_spec, model_config(_size(cfg), cfg.train_len))
+    transformed = build_model(transformed_spec, model_config(_size(cfg), cfg.train_len))
     transformed.load_state_dict(plain.state_dict())
     idx = torch.randint(0, 256, (2, 32))
     torch.manual_seed(5)  # for PoSE, a draw that skips (rt > 0)
@@ -149,7 +149,7 @@ def test_an_encoding_that_cannot_read_the_ids_is_refused():
 
 @pytest.mark.parametrize("field, message", [
     ({"impl": "pos"}, "unknown position transform 'pos' (did you mean 'pose'?)"),
-    ({"impl": "pose", "params": {"target": 10}}, "unknown parameter 'target' of pose"),
+    ({"impl": "pose", "params": {"target": 10}}, "pose: unknown parameter 'target'"),
     ({"impl": "pose", "params": {"target_length": 1}}, "target_length must be >= 2"),
 ])
 def test_bad_train_positions_name_file_line_and_field(tmp_path, field, message):

@@ -12,7 +12,8 @@ import pytest
 
 from suite.report import stats
 from suite.cli.main import main
-from suite.results.records import SCHEMA_VERSION, write_record
+from suite.results.record_types import SCHEMA_VERSION, from_json
+from suite.results.records import write_record
 from suite.results.rows import lower_is_better
 from suite.report.site import render
 from suite.report.leaderboard import build
@@ -67,7 +68,7 @@ class Results:
                            "peak_memory_mb": 500.0, "train_wall_s": 2.0, "wall_s": 3.0,
                            "finished_at": "2026-11-20T10:00:00+00:00", "final_train_loss": 3.0},
         }
-        write_record(record, self.runs)
+        write_record(from_json(record), self.runs)
         return record
 
     def evaluate(self, run: dict, metrics: list[dict], encoding: str | None = None, scale: int | None = 1,
@@ -85,7 +86,7 @@ class Results:
             "metrics": metrics, "curves": [], "scale_behaviour": "extrapolate", "max_length": None,
             "provenance": {"wall_s": 1.0, "finished_at": "2026-11-21T10:00:00+00:00"},
         }
-        write_record(record, self.evals)
+        write_record(from_json(record), self.evals)
         return record
 
     def bpb(self, run: dict, values: dict[int, float | None], encoding: str | None = None) -> None:

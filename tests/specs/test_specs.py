@@ -120,7 +120,7 @@ def test_every_shipped_spec_passes_validate_with_every_limit(capsys):
 
 def test_split_sizes_from_file_sizes_equal_the_loaded_corpus(text_folder):
     from suite.data.corpus import load_corpus
-    from suite.plan.limits import split_bytes
+    from suite.data.file_corpus import files_split_bytes as split_bytes
     from suite.specs import CorpusSpec
 
     total = sum(p.stat().st_size for p in text_folder.glob("*.py"))

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from suite.execution.runner import Progress, run_plan
-from suite.execution.executors import EXECUTORS, Executor
+from suite.execution.executors.base import EXECUTORS, Executor
 
 
 def threads_per_job(jobs: int) -> int:

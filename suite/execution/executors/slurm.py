@@ -28,7 +28,7 @@ import pydantic
 import yaml
 
 from suite.execution.manifest import manifest_of, write_manifest
-from suite.execution.executors import EXECUTORS, Executor
+from suite.execution.executors.base import EXECUTORS, Executor
 
 PROFILES_FILE = "slurm-profiles.yaml"
 

@@ -1,0 +1,103 @@
+"""`posbench plan`, `run` and `eval`: a grid's work, shown, run, or extended by lm-eval tasks."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from suite.cli.common import console, err_console, ingest_and_render, load_grid_plan, project_of, quiet_libraries
+
+
+def cmd_plan(args) -> int:
+    from suite.plan.estimate import estimate
+    from suite.results.records import status_of
+    from suite.execution.runner import eval_path, run_path
+
+    project, grid, plan = load_grid_plan(args)
+    table = Table(title=f"grid {grid.spec.name}: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations")
+    for col in ("run id", "trained as", "evaluated as", "size", "task", "seed", "training", "evaluations"):
+        table.add_column(col)
+    colors = {"done": "green", "failed": "red", "todo": "yellow"}
+    totals = {"done": 0, "todo": 0, "failed": 0}
+    trained = {"done": 0, "todo": 0, "failed": 0}
+    for run in plan.runs:
+        st = status_of(run_path(project, run), "training_run")
+        trained[st] += 1
+        evals = plan.evaluations_of(run)
+        counts = {"done": 0, "todo": 0, "failed": 0}
+        for e in evals:
+            counts[status_of(eval_path(project, e), "evaluation")] += 1
+        for k, v in counts.items():
+            totals[k] += v
+        shown = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        names = ", ".join(sorted({e.encoding.name for e in evals if e.encoding.name != run.encoding.name})) or "itself"
+        table.add_row(run.run_id, run.encoding.name, names, run.size.name, run.task.name, str(run.seed),
+                      f"[{colors[st]}]{st}[/]", shown)
+    console.print(table)
+    console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))
+    console.print("evaluations: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    cost = estimate(plan.runs, plan.evaluations)
+    console.print("estimated GPU cost of the whole grid (from FLOPs and a vendor peak at an assumed MFU, "
+                  "not measured: suite/plan/estimate.py): " + "; ".join(cost.lines()), markup=False)
+    return 0
+
+
+def cmd_run(args) -> int:
+    from suite.execution.executors.base import EXECUTORS
+    from suite.execution.runner import failed_pieces, pending
+
+    quiet_libraries()
+    project, grid, plan = load_grid_plan(args)
+    work = pending(plan, project, args.retry_failed)
+    n_evals = sum(len(v) for v in work.values())
+    console.print(f"grid [bold]{grid.spec.name}[/]: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations; "
+                  f"{len(work)} run(s) with work to do, {n_evals} evaluation(s) to run")
+    executor = EXECUTORS.get(args.executor)()
+    code = executor.run(plan, project, console, args)
+    if executor.submits:  # handed to a scheduler: the records arrive later (`posbench status GRID --ingest`)
+        return code
+    if not args.no_ingest:
+        ingest_and_render(project, args)
+    failed = failed_pieces(plan, project)
+    if failed:
+        err_console.print(f"[red]{failed} piece(s) failed[/]; their reasons are in the records and on the site; "
+                          "`posbench run --retry-failed` tries them again")
+    return 1 if failed or code else 0
+
+
+def cmd_eval(args) -> int:
+    """lm-eval tasks on one trained run: each (task, scale) an evaluation with its own record."""
+    from suite.data.synthetic import TASKS
+    from suite.plan.grid import TrainingRun, evaluations_for
+    from suite.results.records import RecordError, read_record
+    from suite.core.registry import did_you_mean
+    from suite.execution.runner import evaluate, report_evaluation
+    from suite.specs import load_encoding
+    from suite.plan.task_kinds import EvalRequest
+    from suite.training.checkpoints import load_checkpoint
+
+    quiet_libraries()
+    project = project_of(args)
+    checkpoint = project.checkpoints / f"{args.run}.ckpt"
+    if not checkpoint.is_file():
+        known = [p.stem for p in project.checkpoints.glob("*.ckpt")]
+        raise FileNotFoundError(f"no checkpoint {checkpoint}{did_you_mean(args.run, known)}")
+    tasks = [t for t in args.tasks.split(",") if t]
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        for t in unknown:
+            err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
+        return 1
+    try:
+        run = TrainingRun.from_dict(read_record(project.runs / f"{args.run}.json", "training_run").run)
+    except RecordError as exc:
+        err_console.print(f"error: {exc}", markup=False)
+        return 1
+    encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
+    scales = [int(s) for s in args.scales.split(",")]
+    requests = [EvalRequest("lmeval_task", {"task": t, "examples": args.examples}) for t in tasks]
+    module = load_checkpoint(checkpoint)
+    console.print(f"evaluating {run.label} [dim]{run.run_id}[/] as {encoding.name} on {', '.join(tasks)} at {scales}x")
+    for evaluation in evaluations_for(run, [encoding], requests, scales):
+        report_evaluation(console, evaluate(evaluation, module, project, log=console.print))
+    ingest_and_render(project, args)
+    return 0

@@ -1,0 +1,52 @@
+"""Runtime knobs every stage that runs a model shares: devices, processes, the lr schedule.
+
+* ``POSBENCH_DEVICES`` / ``POSBENCH_NODES`` (``posbench run-one --devices N --nodes M``)
+  ask for DDP over N devices on each of M nodes; :func:`world` reads them.
+* :func:`device_settings`: CPU by default (deterministic: the same run gives the same
+  numbers), a GPU when there is one (bf16 autocast).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+
+import torch
+
+DEVICES_ENV, NODES_ENV = "POSBENCH_DEVICES", "POSBENCH_NODES"
+
+
+def world() -> tuple[int, int]:
+    """(devices per node, nodes) asked for through the environment (default 1, 1)."""
+    return int(os.environ.get(DEVICES_ENV) or 1), int(os.environ.get(NODES_ENV) or 1)
+
+
+def launched_rank() -> int:
+    """This process's global rank as a launcher set it: srun, torchrun, or Lightning's
+    own launcher for the ranks it starts; 0 for a process nobody launched."""
+    for var in ("SLURM_PROCID", "RANK"):
+        if os.environ.get(var):
+            return int(os.environ[var])
+    return int(os.environ.get("NODE_RANK") or 0) * world()[0] + int(os.environ.get("LOCAL_RANK") or 0)
+
+
+def device_settings() -> dict:
+    """Lightning Trainer settings for this machine: a GPU in bf16 where there is one, else the CPU in fp32."""
+    if torch.cuda.is_available():
+        return {"accelerator": "gpu", "devices": 1, "precision": "bf16-mixed", "deterministic": False}
+    return {"accelerator": "cpu", "devices": 1, "precision": "32-true", "deterministic": True}
+
+
+def warmup_cosine(step: int, warmup: int, total: int) -> float:
+    """Learning-rate multiplier: linear warmup, then cosine decay to 10%."""
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def peak_memory_mb() -> float:
+    if torch.cuda.is_available():
+        return torch.cuda.max_memory_allocated() / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB: process peak RSS

@@ -1,0 +1,136 @@
+"""Corpora of local files: the Python standard library's own source (``stdlib``) or a folder
+of text files (``folder``), behind the corpus-source contract of :mod:`suite.data.corpus`.
+
+The stdlib corpus exists on every machine that runs PosBench. Files are found at run
+time, ordered by relative path and assigned to train/validation/test *by file* from a
+hash of their relative path (stable when files are added or removed), so no test
+file's text is ever trained on. The fingerprint hashes every file's path and content;
+it is part of every cell id and recorded with every run, because the standard library
+differs between Python versions.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import sysconfig
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from suite.data.corpus import CORPUS_SOURCES, DOCUMENT_SEPARATOR, SPLITS, Corpus, CorpusPathError, CorpusSource, split_of
+
+if TYPE_CHECKING:  # data never imports specs at run time: the arrows go specs -> plan -> data
+    from suite.specs import CorpusSpec
+
+
+def corpus_root(spec: CorpusSpec) -> Path:
+    return CORPUS_SOURCES.get(spec.kind)().root(spec)
+
+
+@functools.lru_cache(maxsize=8)  # plan's checks and the fingerprint both list the corpus
+def list_files(root: Path, glob: str) -> list[tuple[str, Path]]:
+    """(relative posix path, file) pairs under ``root``, sorted; third-party packages are excluded."""
+    files = (p for p in root.glob(glob) if p.is_file() and not {"site-packages", "dist-packages"} & set(p.parts))
+    return sorted((p.relative_to(root).as_posix(), p) for p in files)
+
+
+def corpus_files(spec: CorpusSpec) -> list[tuple[str, Path]]:
+    return list_files(corpus_root(spec), spec.glob)
+
+
+def _selected(spec: CorpusSpec):
+    """(relative path, bytes) of every file the corpus keeps, in order (``max_bytes`` applied)."""
+    files = corpus_files(spec)
+    if not files:
+        raise ValueError(f"corpus {spec.kind} at {corpus_root(spec)} has no files matching {spec.glob!r}")
+    total = 0
+    for rel, path in files:
+        data = path.read_bytes()
+        if spec.max_bytes is not None and total + len(data) > spec.max_bytes:
+            continue
+        total += len(data)
+        yield rel, data
+
+
+def _digest(digest, rel: str, data: bytes) -> None:
+    digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+
+
+def files_fingerprint(spec: CorpusSpec) -> str:
+    digest = hashlib.sha256()
+    for rel, data in _selected(spec):
+        _digest(digest, rel, data)
+    return digest.hexdigest()[:16]
+
+
+def load_files(spec: CorpusSpec, where: str) -> Corpus:
+    digest = hashlib.sha256()
+    parts: dict[str, list[bytes]] = {s: [] for s in SPLITS}
+    total, n_files = 0, 0
+    for rel, data in _selected(spec):
+        total, n_files = total + len(data), n_files + 1
+        _digest(digest, rel, data)
+        parts[split_of(rel)].append(data)
+    for split, chunks in parts.items():
+        if not chunks:
+            raise ValueError(f"corpus at {corpus_root(spec)} has no {split} files: it needs more files")
+    splits = {s: torch.frombuffer(bytearray(DOCUMENT_SEPARATOR.join(chunks)), dtype=torch.uint8) for s, chunks in parts.items()}
+    return Corpus(splits, digest.hexdigest()[:16], f"{where} ({n_files} files, {total:,} bytes)", n_files)
+
+
+@functools.lru_cache(maxsize=8)
+def files_split_bytes(corpus: CorpusSpec) -> dict[str, int]:
+    """Bytes of each split as :func:`load_files` would build it, from file sizes alone
+    (the same files, ``max_bytes`` and separators; nothing is read)."""
+    sizes, counts, total = dict.fromkeys(SPLITS, 0), dict.fromkeys(SPLITS, 0), 0
+    for rel, path in corpus_files(corpus):
+        n = path.stat().st_size
+        if corpus.max_bytes is not None and total + n > corpus.max_bytes:
+            continue
+        total += n
+        sizes[split_of(rel)] += n
+        counts[split_of(rel)] += 1
+    return {s: sizes[s] + len(DOCUMENT_SEPARATOR) * max(0, counts[s] - 1) if counts[s] else 0 for s in SPLITS}
+
+
+class _Files(CorpusSource):
+    def fingerprint(self, spec):
+        return files_fingerprint(spec)
+
+    def split_bytes(self, spec):
+        return files_split_bytes(spec)
+
+    def where(self, spec):
+        return f"{self.root(spec)} (glob {spec.glob!r})"
+
+
+@CORPUS_SOURCES.register("stdlib")
+class Stdlib(_Files):
+    """The running Python's standard library (third-party packages excluded)."""
+
+    def root(self, spec):
+        return Path(sysconfig.get_paths()["stdlib"])
+
+    def load(self, spec):
+        return load_files(spec, f"Python {sysconfig.get_python_version()} stdlib")
+
+
+@CORPUS_SOURCES.register("folder")
+class Folder(_Files):
+    """A folder of text files, ``path`` relative to the task file."""
+
+    def root(self, spec):
+        return Path(spec.path)
+
+    def load(self, spec):
+        return load_files(spec, str(self.root(spec)))
+
+    def resolve(self, spec, base):
+        if not spec.path:
+            raise CorpusPathError("path", "a folder corpus needs a path")
+        folder = (base / spec.path).resolve()
+        if not folder.is_dir():
+            raise CorpusPathError("path", f"no such directory: {folder}")
+        return spec.model_copy(update={"path": str(folder)})

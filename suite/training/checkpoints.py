@@ -1,0 +1,47 @@
+"""Checkpoints: written atomically, read back as the run's module, and reused for the
+encodings evaluated on them (training-free variants load the weights they were trained with)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import lightning as L
+
+from suite.modeling.build import build_model, model_config
+from suite.modeling.model import Transformer
+from suite.plan.grid import TrainingRun, encoding_content
+from suite.specs import EncodingSpec
+from suite.training.module import LanguageModel
+
+
+def resume_dir(checkpoint_dir: Path, run: TrainingRun) -> Path:
+    """Where Lightning writes a run's hpc checkpoints: results/hpc/<run_id>/."""
+    return checkpoint_dir.parent / "hpc" / run.run_id
+
+
+def save_atomically(trainer: L.Trainer, checkpoint: Path) -> None:
+    """Written beside and renamed, so a killed process never leaves half a checkpoint."""
+    tmp = checkpoint.with_name(f".tmp-{os.getpid()}-{checkpoint.name}")
+    try:
+        trainer.save_checkpoint(tmp)  # collective under DDP: every rank calls it, rank 0 writes
+        if trainer.is_global_zero:
+            os.replace(tmp, checkpoint)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def model_for(evaluation_encoding: EncodingSpec, trained: LanguageModel) -> Transformer:
+    """The trained weights in a model with the encoding as evaluated (a training-free
+    variant on the checkpoint it trains as); strict: every weight must fit."""
+    run = trained.run
+    if encoding_content(evaluation_encoding) == encoding_content(run.encoding):
+        return trained.model
+    model = build_model(evaluation_encoding, model_config(run.size, run.train.seq_len))
+    model.load_state_dict(trained.model.state_dict(), strict=True)
+    return model.eval()
+
+
+def load_checkpoint(path: Path) -> LanguageModel:
+    module = LanguageModel.load_from_checkpoint(path, map_location="cpu", weights_only=False)
+    return module.eval()

@@ -1,0 +1,84 @@
+"""The one Lightning ``Trainer`` factory: training, GLUE-style fine-tuning and the bench
+all get their Trainer here, so the bench measures the loop that training runs.
+
+Distributed training and preemption belong to Lightning:
+
+* ``POSBENCH_DEVICES`` / ``POSBENCH_NODES`` (suite.core.runtime) ask for DDP over N devices
+  on each of M nodes (gloo on CPU, NCCL on GPUs), launched by ``srun`` under SLURM or by
+  Lightning itself elsewhere. The global batch stays the recipe's: each rank trains on
+  its slice of every batch (batch / world size).
+* Under SLURM, Lightning's ``SLURMEnvironment(auto_requeue=True)`` owns requeue: on
+  SIGUSR1 (``sbatch --signal=SIGUSR1@90``) it writes an hpc checkpoint into
+  ``results/hpc/<run_id>/`` and runs ``scontrol requeue``. We only choose the moment
+  (:class:`StepBoundarySignal`): its handler runs at the next step boundary, so the
+  checkpoint is never taken in the middle of an optimizer step.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import lightning as L
+from lightning.pytorch.plugins.environments import SLURMEnvironment
+
+from suite.core.runtime import device_settings, world
+
+
+def make_trainer(max_steps: int, *, gradient_clip_val: float | None = None, progress_bar: bool = False,
+                 root_dir: Path | None = None, **settings) -> L.Trainer:
+    """A Trainer that runs ``max_steps`` optimizer steps and nothing else: no logger, no
+    checkpoint callback, no validation, no model summary. ``settings`` are Lightning's
+    (accelerator, devices, precision, strategy, plugins, callbacks...); by default
+    :func:`suite.core.runtime.device_settings`."""
+    settings = {**device_settings(), **settings}
+    return L.Trainer(max_steps=max_steps, gradient_clip_val=gradient_clip_val, logger=False,
+                     enable_checkpointing=False, enable_progress_bar=progress_bar, enable_model_summary=False,
+                     num_sanity_val_steps=0, limit_val_batches=0, default_root_dir=root_dir,
+                     use_distributed_sampler=False, **settings)
+
+
+def training_settings() -> dict:
+    """:func:`device_settings` for a training run: DDP when asked, Lightning's requeue under SLURM."""
+    devices, nodes = world()
+    settings = {**device_settings(), "devices": devices, "num_nodes": nodes}
+    if devices * nodes > 1:
+        settings["strategy"] = "ddp"
+    if SLURMEnvironment.detect():
+        settings["plugins"] = [SLURMEnvironment(auto_requeue=True, requeue_signal=signal.SIGUSR1)]
+    return settings
+
+
+class StepBoundarySignal(L.Callback):
+    """Runs the SIGUSR1 handler Lightning installed (its auto-requeue) at the start of
+    the next training step instead of wherever the signal lands, so the hpc checkpoint
+    it writes never holds half an optimizer step. Also notes the step training started
+    from (non-zero when resumed)."""
+
+    def __init__(self):
+        self.handler, self.pending, self.start_step = None, None, None
+
+    def on_train_start(self, trainer, pl_module):
+        self.start_step = trainer.global_step
+        if self.start_step and trainer.is_global_zero:
+            print(f"resumed from the hpc checkpoint at step {self.start_step}", file=sys.stderr, flush=True)
+        handler = signal.getsignal(signal.SIGUSR1)
+        if callable(handler):
+            self.handler = handler
+            signal.signal(signal.SIGUSR1, self.defer)
+
+    def defer(self, signum, frame):
+        self.pending = (signum, frame)
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            if trainer.is_global_zero:
+                print(f"SIGUSR1 at step {trainer.global_step}: Lightning writes an hpc checkpoint and requeues the job",
+                      file=sys.stderr, flush=True)
+            self.handler(*pending)
+
+    def on_train_end(self, trainer, pl_module):
+        if self.handler is not None:
+            signal.signal(signal.SIGUSR1, self.handler)
