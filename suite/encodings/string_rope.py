@@ -18,6 +18,9 @@ class StringParams:
     shifted_ratio: float = 0.33  # S = int(ratio x the evaluation length): the authors' shifted_offset = int(0.33 L)
     local_value: int = 4  # W: the authors' small_local_value (128 at 128K; here about L/16 of the quick grids' L)
     shifted_offset: int | None = None  # S in tokens, overriding the ratio (the golden tests set it)
+    # the authors' constant, "similar with YaRN" (0.1 ln s + 1 at s = 2): it multiplies the rotary
+    # tables, so every logit is scaled by its square (1.143); 1.0 gives the bare remapping
+    attention_factor: float = 0.1 * math.log(2) + 1
 
     def __post_init__(self):
         if self.base <= 1:
@@ -28,6 +31,8 @@ class StringParams:
             raise ValueError(f"local_value must be >= 0, got {self.local_value}")
         if self.shifted_offset is not None and self.shifted_offset < 1:
             raise ValueError("shifted_offset must be >= 1")
+        if self.attention_factor <= 0:
+            raise ValueError(f"attention_factor must be > 0, got {self.attention_factor}")
 
 
 @ENCODINGS.register("string")
@@ -44,6 +49,10 @@ class StringRope(PositionalEncoding):
     and the key at exactly d = S belongs to both of the authors' calls, whose outputs are
     merged by their log-sum-exps: it enters the softmax twice, once at each relative
     position. Here that is ``logaddexp`` of its two logits, which gives the same weights.
+    The authors multiply their cos/sin tables by ``attention_factor = 0.1 ln 2 + 1``
+    (``replace_with_string`` and ``_set_cos_sin_cache``, lines 739 and 308-309) to sharpen
+    the attention STRING smooths, so queries and keys are both scaled by it and every
+    logit, near or far, by its square; ``rotate`` does the same.
 
     Exact through the contract as ReRoPE is (``suite.encodings.rerope``): ``rotate``
     applies plain RoPE, ``score`` replaces the far logits by those of the query rotated on
@@ -71,7 +80,9 @@ class StringRope(PositionalEncoding):
         return max(1, int(self.params.shifted_ratio * round(self.scale * self.dims.train_len)))
 
     def rotate(self, q, k, q_pos, k_pos):
-        return self.rope.rotate(q, k, q_pos, k_pos)
+        q, k = self.rope.rotate(q, k, q_pos, k_pos)
+        factor = self.params.attention_factor
+        return q * factor, k * factor
 
     def score(self, q, k, scores, q_pos, k_pos):
         S, W = self.shifted_offset(), self.params.local_value

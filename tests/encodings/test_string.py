@@ -33,6 +33,12 @@ def test_attention_is_the_authors(case):
     torch.testing.assert_close(out[0], f64(c["out"]), rtol=1e-5, atol=1e-6)  # our rotation tables are float32
 
 
+def test_the_attention_factor_is_the_authors():
+    """The default is the value HKUNLP/STRING's replace_with_string assigns (the golden script
+    evaluates that expression from the file)."""
+    assert StringRope.Params().attention_factor == pytest.approx(golden("string")["attention_factor"], rel=1e-12)
+
+
 def test_shifted_offset_follows_the_evaluation_length():
     enc = StringRope(StringRope.Params(), ModelConfig(d_model=32, n_heads=4, train_len=64).dims)
     assert enc.shifted_offset() == int(0.33 * 64)
@@ -41,10 +47,23 @@ def test_shifted_offset_follows_the_evaluation_length():
 
 
 def test_string_is_rope_where_every_distance_is_below_s():
-    """Queries that see no key farther than S read plain RoPE's logits."""
+    """Queries that see no key farther than S read plain RoPE's logits, times the attention
+    factor squared (with factor 1, RoPE's own); beyond S they differ."""
     string, rope = build_model("string", seed=1).eval(), build_model("rope", seed=1).eval()
     rope.load_state_dict(string.state_dict())
     idx = torch.randint(0, 256, (1, 16))  # S = int(0.33 * 16) = 5 at scale 1 (the helpers' L = 16)
     out_s, out_r = string(idx), rope(idx)
-    torch.testing.assert_close(out_s[:, :5], out_r[:, :5], rtol=1e-5, atol=1e-5)  # positions 0..4: distances < S
-    assert not torch.allclose(out_s[:, 8:], out_r[:, 8:])
+    assert not torch.allclose(out_s[:, 1:5], out_r[:, 1:5], rtol=1e-5, atol=1e-5)  # the factor sharpens every logit
+    dims = ModelConfig(d_model=16, n_heads=2, train_len=16).dims
+    plain = StringRope(StringRope.Params(attention_factor=1.0), dims).double()
+    scaled = StringRope(StringRope.Params(), dims).double()
+    pos = torch.arange(16)
+    q, k = (torch.randn(1, 2, 16, 8, dtype=torch.float64) for _ in range(2))
+    rope_q, rope_k = plain.rope.rotate(q, k, pos, pos)
+    rope_logits = rope_q @ rope_k.transpose(-2, -1) / 8 ** 0.5
+    for enc, factor in ((plain, 1.0), (scaled, StringRope.Params().attention_factor)):
+        q_rot, k_rot = enc.rotate(q, k, pos, pos)
+        logits = enc.score(q_rot, k_rot, q_rot @ k_rot.transpose(-2, -1) / 8 ** 0.5, pos, pos)
+        near = (pos[:, None] - pos[None, :]) < enc.shifted_offset()
+        torch.testing.assert_close(logits[..., near], factor ** 2 * rope_logits[..., near])
+        assert not torch.allclose(logits[..., ~near], factor ** 2 * rope_logits[..., ~near])
