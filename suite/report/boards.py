@@ -25,6 +25,7 @@ from statistics import fmean
 
 from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS
+from suite.report.headlines import headline
 from suite.report.figures import Recipe, info_of, is_breakdown
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
 
@@ -92,6 +93,8 @@ class Board:
     scales: list[int] = field(default_factory=list)
     eval_len: dict[int, int] = field(default_factory=dict)
     compared: list[str] = field(default_factory=list)  # the columns the compare view offers
+    ranked_by: str | None = None  # the column the ranks come from
+    headline: str | None = None  # the best entry and whether it is significantly ahead (suite.report.headlines)
 
     @property
     def families(self) -> list[str]:
@@ -235,7 +238,9 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows) -
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():
         _summarise(entry, per_scale[enc], scales, seeds, share, lower)
-    _rank_and_warn(board, "score", ranked=board_kind.ranked)
+    # "which encoding extrapolates best": ranked at the longest scale, not by a mean that mixes in 1x
+    _rank_and_warn(board, f"s{max(scales)}", ranked=board_kind.ranked)
+    _drop_uninformative_effective_length(board)
     if board_kind.compared:
         board.compared = [c.key for c in board.columns if c.group in ("scale", "score")]
     return board
@@ -257,6 +262,15 @@ def _summary_columns(board: Board, what: str, name: str) -> list[Column]:
                   if board.metric and _is_share(board.metric) else "")
                + ", in training lengths (as RULER and NoLiMa define it)", False, 0, "derived"),
     ]
+
+
+def _drop_uninformative_effective_length(board: Board) -> None:
+    """Effective length is shown only where it tells rows apart."""
+    shown = {e.cells["effective_length"].text for e in board.entries if "effective_length" in e.cells}
+    if len(shown) <= 1:
+        board.columns = [c for c in board.columns if c.key != "effective_length"]
+        board.notes.append(f"Effective length ({next(iter(shown), None) or 'none'} for every row) is not shown: "
+                           "it does not tell these rows apart.")
 
 
 def _is_share(metric: str) -> bool:
@@ -342,12 +356,17 @@ def _rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
     else:
         if len(board.seeds) == 1:
             board.notes.append(f"One seed (seed {board.seeds[0]}): every rank is a tie; run more seeds to separate rows.")
+        board.ranked_by = summary
+        by = board.column(summary).label
+        board.notes.append(f"Ranked by {by}.")
         board.columns.insert(0, Column("rank", "rank", "#",
-                                       "1 + the number of entries significantly better (paired t-test over shared "
-                                       f"seeds, p < {stats.ALPHA}); equal ranks are ties", True, 0, "rank"))
+                                       f"1 + the number of entries significantly better in {by} (paired t-test over "
+                                       f"shared seeds, p < {stats.ALPHA}); equal ranks are ties", True, 0, "rank"))
         for e in board.entries:
             r = ranks.get(e.encoding)
             e.cells["rank"] = Cell(r, None, "ok" if r is not None else "missing", None if r is None else str(r))
     sign = 1 if lower else -1
     board.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, e.cells[summary].value is None,
                                       sign * (e.cells[summary].value or 0), e.display_name))
+    if ranked and not at_chance:
+        board.headline = headline(board, summary)

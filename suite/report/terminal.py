@@ -52,6 +52,7 @@ def _interval(cell: Cell | None, col: Column, compact: bool) -> str:
 
 def _header_lines(board: Board) -> list[str]:
     lines = [f"[bold]{board.title}[/]"]
+    lines += [f"[green]{board.headline}[/]"] if board.headline else []
     lines += [f"[yellow]! {w}[/]" for w in board.warnings]
     facts = board.method + (f"; seeds {', '.join(map(str, board.seeds))}" if board.seeds else "")
     if board.lower_is_better is not None:
@@ -113,6 +114,7 @@ def _rows(board: Board) -> list[list]:
 
 def _markdown(board: Board) -> str:
     lines = [f"### {board.title}", ""]
+    lines += [f"**{board.headline}**", ""] if board.headline else []
     lines += [f"> **Warning:** {w}" for w in board.warnings]
     lines += ["", f"{board.method}" + (f"; seeds {', '.join(map(str, board.seeds))}" if board.seeds else "")
               + ("" if board.chance is None else f"; chance {board.chance:.3g}") + ". " + " ".join(board.notes), ""]

@@ -371,3 +371,33 @@ def test_effective_length_uses_both_thresholds_and_states_them(project):
     assert "10% (relative)" in column and "50% exact match (absolute" in column
     html = index(project)
     assert "85.6%" in html and "50% accuracy" in html
+
+
+def test_extrapolation_boards_rank_at_the_longest_scale_and_say_so(project):
+    """Ranks answer "which encoding extrapolates best": at the longest scale (4x here), not by a
+    mean over scales that mixes in 1x."""
+    lm = board(project, "lm-tiny-lm")
+    assert lm.ranked_by == "s4" and "Ranked by bpb 4x." in lm.notes
+    assert "significantly better in bpb 4x" in lm.column("rank").description
+
+
+def test_each_ranked_board_has_a_headline_naming_its_best_entry(project, capsys):
+    lm = board(project, "lm-tiny-lm")
+    assert lm.headline == "At 4x: ALiBi, ahead of every other entry (paired over seeds, p < 0.05)."
+    glue = board(project, "glue-tiny-lm")
+    assert glue.headline.startswith("GLUE-style score: ALiBi, ahead of")
+    assert board(project, "task-tiny-recall-acc").headline.endswith("with one seed no lead is significant.")
+    assert board(project, "task-tiny-flip-acc").headline is None  # at chance: nothing to headline
+    html = index(project)
+    top = html[html.index('id="headlines"'):html.index('id="lm"')]
+    assert 'href="#lm-tiny-lm"' in top and "ALiBi, ahead of every other entry" in top
+    assert main(["--root", str(project), "leaderboard", "--board", "lm-tiny-lm"]) == 0
+    assert "At 4x: ALiBi, ahead of every other entry" in capsys.readouterr().out
+
+
+def test_effective_length_is_shown_only_where_it_tells_rows_apart(project):
+    recall = board(project, "task-tiny-recall-acc")  # alibi 1x, nope <1x: shown
+    assert "effective_length" in [c.key for c in recall.columns]
+    flip = board(project, "task-tiny-flip-acc")  # both rows the same figures: the same effective length
+    assert "effective_length" not in [c.key for c in flip.columns]
+    assert any(n.startswith("Effective length (") and "does not tell these rows apart" in n for n in flip.notes)
