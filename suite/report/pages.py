@@ -91,21 +91,29 @@ def _embedded_json(value) -> str:
 # -- plots -----------------------------------------------------------------------------------------------------
 
 
-def overlay(board: Board, legend: bool = True) -> str:
-    """Every entry's score against eval length (log2), intervals as bands, the training length marked."""
+def _length_series(board: Board, entries) -> list[plots.Series]:
     series = []
-    for e in board.entries:
+    for e in entries:
         points = []
         for s in board.scales:
             c = e.cells[f"s{s}"]
             lo, hi = (c.interval.lo, c.interval.hi) if c.has_bounds else (None, None)
             points.append((board.eval_len.get(s, s * (board.train_len or 1)), c.value, lo, hi))
         series.append(plots.Series(e.encoding, e.display_name, points))
+    return series
+
+
+def overlay(board: Board, legend: bool = True, only: set[str] | None = None) -> str:
+    """Score against eval length (log2) of every entry (or those ``only`` names) on the board's
+    own y range, intervals as bands, the training length and the chance level marked."""
+    every = _length_series(board, board.entries)
+    shown = every if only is None else [s for s in every if s.key in only]
     info = info_of(board.metric)
     share = info is not None and info.unit == SHARE
-    return plots.line_plot(series, title=board.title, xlabel="eval length (bytes, log2 axis)",
+    return plots.line_plot(shown, title=board.title, xlabel="eval length (bytes, log2 axis)",
                            ylabel=info.display_name if info else board.metric, marker_x=board.train_len,
-                           marker_label="training length", legend=legend, bounds=(0.0, 1.0) if share else None)
+                           marker_label="training length", legend=legend, bounds=(0.0, 1.0) if share else None,
+                           y_from=every, chance=board.chance)
 
 
 def no_free_lunch(lb: Leaderboard) -> str | None:
@@ -152,9 +160,8 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                                 ylabel="bits per byte", marker_x=train_len, marker_label="training length")
                 for (enc, size, task), (series, train_len) in sorted(curves.items()) if enc == name]
         for board in lb.boards:
-            mine = [x for x in board.entries if x.encoding == name]
-            if mine and kind_of(board).overlaid:
-                svgs.append(overlay(Board(**{**board.__dict__, "entries": mine})))
+            if kind_of(board).overlaid and any(x.encoding == name for x in board.entries):
+                svgs.append(overlay(board, only={name}))
         pages.append({"name": name, "display_name": e["display_name"], "family": e["family"], "paper": e["paper"],
                       "description": spec.get("description", ""), "impl": spec.get("impl"),
                       "params": json.loads(e["params"] or "{}"), "conformance": spec.get("conformance"),
@@ -274,6 +281,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
     (staging / "runs").mkdir()
     battery, chances = glue_battery(con)
     lb = build(con, chances)
+    plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour and dash per encoding, site-wide
     encodings = encoding_pages(con, lb)
     env = environment({page["name"] for page in encodings})
     runs = run_pages(con)
@@ -286,7 +294,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
         families=families, sizes=sorted({b.size for b in lb.all}), tasks=sorted({b.task for b in lb.all}),
         root="", page="index", **common)
     (staging / "index.html").write_text(index)
-    compare = {b.id: overlay(b, legend=False) for b in lb.boards if b.compared}
+    compare = {b.id: overlay(b) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
     (staging / "compare.html").write_text(env.get_template("compare.html").render(
         lb=lb, plots=compare, encodings=sorted(all_encodings.items()), data=_embedded_json(compare_data(lb)),

@@ -1,8 +1,11 @@
 """Inline SVG plots for the site: hand-written SVG, so fast, deterministic and self-contained.
 
-Every series drawn for an encoding has that encoding's colour (:func:`colour`, derived from
-its name, so it is the same on every page and every site) and sits in a
-``<g class="series" data-key="NAME">`` group, which the compare view shows or hides.
+Every series drawn for an encoding has that encoding's colour and dash (:func:`colour`,
+:func:`dash`) and sits in a ``<g class="series" data-key="NAME">`` group, which the compare
+view shows or hides. A site assigns its encodings their styles once (:func:`assign_styles`:
+the names in order, through a palette of distinct colours, then dash patterns), so every
+page of it draws an encoding alike and no two of its encodings look the same; a name the
+site did not assign gets a style from a hash of the name.
 """
 
 from __future__ import annotations
@@ -15,18 +18,34 @@ from html import escape
 FONT = 11  # px
 CHAR_W = 0.58 * FONT  # a rough width of one character, for layout
 SCALE_COLOURS = ("#1b6ca8", "#d1495b", "#2a9d8f", "#e9a03b", "#6a4c93", "#3d5a40", "#8d6e63", "#c2185b")
+# distinct hues and lightnesses, each dark enough for a white page (after Kelly's and Tableau's palettes)
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
+           "#bcbd22", "#000075", "#800000", "#469990", "#f032e6", "#9a6324", "#3cb44b", "#4363d8", "#e6a100")
+DASHES = ("", "6 3", "2 2", "8 3 2 3")
+_styles: dict[str, tuple[str, str]] = {}
+
+
+def assign_styles(names) -> None:
+    """Give each of ``names`` (sorted) the next palette colour; past the palette, the next dash."""
+    _styles.clear()
+    for i, name in enumerate(sorted(set(names))):
+        _styles[name] = (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
 
 
 def colour(name: str) -> str:
-    """A colour of its own for each encoding: a hue from a hash of its name, dark enough for white."""
+    """The encoding's colour: the site's assignment, else a hue from a hash of its name."""
+    if name in _styles:
+        return _styles[name][0]
     h = hashlib.sha256(name.encode()).digest()
     hue = int.from_bytes(h[:2], "big") * 360 // 65536
     return f"hsl({hue},{55 + h[2] % 35}%,{30 + h[3] % 22}%)"
 
 
 def dash(name: str) -> str:
-    """A dash pattern from the name, so two encodings of similar hue still differ."""
-    return ("", "6 3", "2 2", "8 3 2 3")[hashlib.sha256(name.encode()).digest()[4] % 4]
+    """The encoding's dash pattern: the site's assignment, else one from a hash of the name."""
+    if name in _styles:
+        return _styles[name][1]
+    return DASHES[hashlib.sha256(name.encode()).digest()[4] % len(DASHES)]
 
 
 @dataclass
@@ -162,16 +181,22 @@ def _legend(parts: list[str], x: float, y: float, items: list[tuple[str, str, st
 
 def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log2_x: bool = True,
               marker_x: float | None = None, marker_label: str = "", legend: bool = True,
-              bounds: tuple[float, float] | None = None, width: float = 560, height: float = 300) -> str:
-    """Lines with interval bands; x on a log2 axis; an optional vertical marker (the training length).
+              bounds: tuple[float, float] | None = None, y_from: list[Series] | None = None,
+              chance: float | None = None, width: float = 560, height: float = 300) -> str:
+    """Lines with interval bands; x on a log2 axis; an optional vertical marker (the training length)
+    and a horizontal line at the chance level.
 
-    The y range follows the lines; a band wider than that is cut at the plot's edge (its hover
-    text keeps the whole interval), so two seeds' wide t intervals do not flatten every line."""
+    The y range follows the lines of ``y_from`` (default: ``series``; a page that draws some rows
+    of a board passes the whole board, so the axis is the board's and a flat line looks flat);
+    a band wider than that is cut at the plot's edge (its hover text keeps the whole interval),
+    so two seeds' wide t intervals do not flatten every line."""
     xs = [x for s in series for x, y, *_ in s.points if y is not None]
     if not xs:
         return ""
-    ys = _y_range([y for s in series for _, y, *_ in s.points if y is not None],
-                  [v for s in series for _, y, lo, hi in s.points if y is not None for v in (lo, hi) if v is not None],
+    ranged = y_from or series
+    ys = _y_range([y for s in ranged for _, y, *_ in s.points if y is not None]
+                  + ([chance] if chance is not None else []),
+                  [v for s in ranged for _, y, lo, hi in s.points if y is not None for v in (lo, hi) if v is not None],
                   bounds)
     legend_w = (max(len(s.label) for s in series) * CHAR_W + 36) if legend else 0
     height = max(height, 60 + 15 * len(series)) if legend else height
@@ -198,6 +223,11 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         f.parts.append(f'<line class="marker" x1="{x:.1f}" y1="{f.top}" x2="{x:.1f}" y2="{f.top + f.height}" '
                        'stroke="#777" stroke-dasharray="4 3"/>')
         f.parts.append(_text(x + 3, f.top + 10, marker_label, extra=' fill="#555"'))
+    if chance is not None:
+        y = f.py(chance)
+        f.parts.append(f'<line class="chance" x1="{f.left}" y1="{y:.1f}" x2="{f.left + f.width}" y2="{y:.1f}" '
+                       'stroke="#999" stroke-dasharray="1 3"/>')
+        f.parts.append(_text(f.left + f.width - 3, y - 3, f"chance {chance:.3g}", "end", extra=' fill="#555"'))
     for s in series:
         f.parts.append(_series(f, s))
     if legend:

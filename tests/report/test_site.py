@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.report import stats
+from suite.report import plots, stats
 from suite.cli.main import main
 from suite.results.record_types import SCHEMA_VERSION, from_json
 from suite.results.records import write_record
@@ -401,3 +401,35 @@ def test_effective_length_is_shown_only_where_it_tells_rows_apart(project):
     flip = board(project, "task-tiny-flip-acc")  # both rows the same figures: the same effective length
     assert "effective_length" not in [c.key for c in flip.columns]
     assert any(n.startswith("Effective length (") and "does not tell these rows apart" in n for n in flip.notes)
+
+
+def test_every_encoding_of_a_site_has_a_style_of_its_own(project):
+    """The default job's eight encodings, and every encoding on a site, get distinct colours
+    (then dash patterns), the same on every page: the RoPE family's rows are told apart."""
+    quick = ["nope", "sinusoidal", "learned", "rope", "rope-pi", "rope-ntk", "yarn", "alibi"]
+    plots.assign_styles(quick)
+    assert len({plots.colour(n) for n in quick}) == len(quick)
+    many = [f"enc{i}" for i in range(len(plots.PALETTE) * 2)]
+    plots.assign_styles(many)
+    assert len({(plots.colour(n), plots.dash(n)) for n in many}) == len(many)
+    html = index(project)
+    swatches = dict(re.findall(r'data-encoding="([^"]+)">\s*<td class="c-rank".*?<span class="swatch" style="background: ([^"]+)"',
+                               section(html, "lm-tiny-lm"), re.S))
+    assert len(set(swatches.values())) == len(swatches) >= 4
+
+
+def test_length_plots_share_the_board_axis_and_mark_chance(project):
+    """An encoding page draws its row on the board's y range (ALiBi's flat line stays flat);
+    a task plot draws the chance line; the compare view has a legend."""
+    page = (project / "site" / "encodings" / "alibi.html").read_text()
+    board_svg = index(project).split('id="lm-tiny-lm"')[1]
+    ticks = lambda svg: re.findall(r'text-anchor="end"[^>]*>([0-9.]+)</text>', svg)  # noqa: E731
+    lm_plot = next(s for s in re.findall(r"<svg.*?</svg>", page, re.S) if "Language modelling" in s)
+    board_ticks = ticks(re.findall(r"<svg.*?</svg>", board_svg, re.S)[0])
+    assert len(board_ticks) >= 3 and ticks(lm_plot) == board_ticks  # alibi alone spans 1.01-1.02: its own axis would
+    plot_after = lambda board_id: re.findall(r"<svg.*?</svg>", index(project).split(f'id="{board_id}"')[1]  # noqa: E731
+                                              .split("</section>", 1)[1], re.S)[0]
+    assert 'class="chance"' in plot_after("task-tiny-recall-acc")  # chance 0.5
+    assert 'class="chance"' not in plot_after("lm-tiny-lm")  # bits per byte: no chance level
+    compare = (project / "site" / "compare.html").read_text()
+    assert 'class="legend-item"' in compare
