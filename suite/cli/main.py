@@ -132,6 +132,9 @@ def main(argv=None) -> int:
         os.environ["TQDM_DISABLE"] = "1"  # also lm-eval's request bars
     try:
         return args.func(args)
+    except BrokenPipeError:  # `posbench leaderboard --format csv | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout at exit
+        return 0
     except SpecErrors as exc:
         return report_errors(exc.errors)
     except FileNotFoundError as exc:

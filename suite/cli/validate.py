@@ -6,7 +6,7 @@ from pathlib import Path
 
 from suite.specs import SpecErrors
 
-from suite.cli.common import console, project_of, report_errors
+from suite.cli.common import console, project_of, quiet_libraries, report_errors
 
 
 def cmd_validate(args) -> int:
@@ -19,6 +19,8 @@ def cmd_validate(args) -> int:
     from suite.specs import validate_path
 
     project, errors = project_of(args), []
+    if args.import_code:
+        quiet_libraries()  # the smoke run trains with Lightning: its tips would bury the report
     for path in args.paths:
         with contextlib.nullcontext() if args.import_code else no_imports():
             try:

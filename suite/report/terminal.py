@@ -27,7 +27,8 @@ from suite.results.store import connect_readonly
 
 FORMATS = ("table", "csv", "markdown")
 TABLE_GROUPS = ("rank", "scale", "score", "derived", "task", "cost")  # the columns a table shows
-NAME_WIDTH = 14
+NAME_WIDTH = 14  # the name column in 80 columns; a wider terminal shows whole names
+WIDE = 120  # columns from which names are never cut
 
 
 def _value(cell: Cell | None, col: Column) -> str:
@@ -63,17 +64,23 @@ def _header_lines(board: Board) -> list[str]:
     return lines
 
 
-def _table(board: Board, width: int | None) -> Table:
+def _name(e) -> str:
+    return e.display_name + (f" ({e.trained_as})" if e.trained_as else "")
+
+
+def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
     columns = [c for c in board.columns if c.group in TABLE_GROUPS]
     if kind_of(board).carries_checkpoint_columns:  # the cost board shows them, not its terminal table
         columns = [c for c in columns if c.group != "cost"]
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False, collapse_padding=True, show_edge=False,
                   width=width)
-    table.add_column("encoding", max_width=NAME_WIDTH, overflow="ellipsis", no_wrap=True)
+    longest = max((len(_name(e)) for e in board.entries), default=NAME_WIDTH)
+    name_width = max(NAME_WIDTH, longest) if terminal_width >= WIDE else NAME_WIDTH
+    table.add_column("encoding", max_width=name_width, overflow="ellipsis", no_wrap=True)
     for c in columns:
         table.add_column(c.short, justify="right", overflow="fold")
     for e in board.entries:
-        name = e.display_name + (f" ({e.trained_as})" if e.trained_as else "")
+        name = _name(e)
         cells = []
         for c in columns:
             cell = e.cells.get(c.key)
@@ -132,7 +139,7 @@ def _markdown(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
-def leaderboard(database: Path, board: str | None = None, fmt: str = "table", out=None) -> int:
+def leaderboard(database: Path, board: str | None = None, fmt: str = "table", out=None, width: int | None = None) -> int:
     """Print every board (or the one named ``board``) of ``database``; returns an exit code."""
     out = out or sys.stdout
     err = Console(stderr=True, highlight=False)
@@ -160,18 +167,18 @@ def leaderboard(database: Path, board: str | None = None, fmt: str = "table", ou
         out.write("\n".join(_markdown(b) for b in boards))
         return 0
     tty = out.isatty() if hasattr(out, "isatty") else False
-    console = Console(file=out, highlight=False, width=None if tty else 80, soft_wrap=False)
+    console = Console(file=out, highlight=False, width=width or (None if tty else 80), soft_wrap=False)
     for b in boards:
         console.print(f"[dim]board[/] {b.id}")
         for line in _header_lines(b):
             console.print(line)
-        console.print(_table(b, None))
+        console.print(_table(b, None, console.width))
     console.print(f"[dim]{_legend(boards)}[/]")
     return 0
 
 
-def render_text(database: Path, board: str | None = None, fmt: str = "table") -> str:
-    """The leaderboard as text (what :func:`leaderboard` prints)."""
+def render_text(database: Path, board: str | None = None, fmt: str = "table", width: int | None = None) -> str:
+    """The leaderboard as text (what :func:`leaderboard` prints, ``width`` columns wide)."""
     buf = io.StringIO()
-    leaderboard(database, board, fmt, buf)
+    leaderboard(database, board, fmt, buf, width)
     return buf.getvalue()
