@@ -55,8 +55,8 @@ def test_ddp_over_two_cpu_processes_matches_one_process(tiny_grid, project_root,
 
     reference = single_process(run, tmp_path / "single")
     assert reference.stats["world_size"] == 1
-    assert record["provenance"]["final_train_loss"] == pytest.approx(reference.stats["final_train_loss"], rel=LOSS_RTOL)
-    ddp_weights = load_checkpoint(project_root / record["checkpoint"]).model.state_dict()
+    assert record.provenance.final_train_loss == pytest.approx(reference.stats["final_train_loss"], rel=LOSS_RTOL)
+    ddp_weights = load_checkpoint(project_root / record.checkpoint).model.state_dict()
     for name, value in reference.module.model.state_dict().items():
         torch.testing.assert_close(ddp_weights[name], value, atol=WEIGHT_ATOL, rtol=0, msg=name)
 
