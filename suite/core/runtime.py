@@ -8,9 +8,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import math
 import os
 import resource
+from pathlib import Path
 
 import torch
 
@@ -46,7 +49,41 @@ def warmup_cosine(step: int, warmup: int, total: int) -> float:
     return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
 
+PROC = Path("/proc/self")
+
+
+def reset_peak_memory() -> None:
+    """Start a new high-water mark, so the next :func:`peak_memory_mb` is this piece's and not
+    the process's (a worker runs many pieces): the CUDA allocator's peak on a GPU; on Linux the
+    resident set's peak (VmHWM), which writing 5 to /proc/self/clear_refs resets."""
+    gc.collect()  # what earlier pieces left unreachable goes now, not during this piece
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        return
+    _return_free_memory()
+    try:
+        (PROC / "clear_refs").write_text("5")
+    except OSError:
+        pass  # not Linux: the process's peak is all there is (peak_memory_mb says which)
+
+
+def _return_free_memory() -> None:
+    """glibc keeps freed heap for reuse, so the resident set stays at an earlier piece's peak;
+    malloc_trim gives it back, and the next peak is the next piece's own."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # another C library: its resident set is what it is
+
+
 def peak_memory_mb() -> float:
+    """Peak memory since :func:`reset_peak_memory`: CUDA allocations on a GPU, else the peak
+    resident set (VmHWM; the process's lifetime peak where /proc is missing)."""
     if torch.cuda.is_available():
         return torch.cuda.max_memory_allocated() / 2**20
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB: process peak RSS
+    try:
+        status = (PROC / "status").read_text()
+        return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB

@@ -20,6 +20,7 @@ from pathlib import Path
 from suite.execution.claims import try_claim
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
+from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.results.record_types import (EvaluationRecord, Failure, Provenance, Record, TrainingProvenance, TrainingRecord,
                                         failed)
 from suite.results.records import git_commit, package_versions, status_of, write_record
@@ -135,6 +136,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> di
         checkpoint_level=not evaluator.uses_eval_encoding, size=run.size.name, task=run.task.name, seed=run.seed,
         status="done")
     start = time.perf_counter()
+    reset_peak_memory()
     try:
         model = model_for(encoding, trained)
         context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
@@ -147,7 +149,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> di
         record = failed(record, _failure(exc, project, f"eval-{evaluation.eval_id}"))
     record = dataclasses.replace(record, provenance=Provenance(
         git_commit=git_commit(project.root), versions=package_versions(), wall_s=time.perf_counter() - start,
-        finished_at=_now()))
+        finished_at=_now(), peak_memory_mb=peak_memory_mb()))
     write_record(record, project.evals)
     return record
 
@@ -216,6 +218,7 @@ def run_plan(plan: Plan, project: Project, console, retry_failed: bool = False, 
         for i, run in enumerate(runs, 1):
             console.print(f"[bold]run {i}/{len(runs)}[/] {run.label} [dim]{run.run_id}[/]: "
                           f"{len(todo[run.run_id])} evaluation(s) to do")
+            module = None  # the previous run's model goes before this one trains (its memory is not this run's)
             module = work.train(run)
             if module is None:
                 continue

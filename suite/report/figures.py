@@ -49,8 +49,11 @@ def load_runs(con) -> dict[str, dict]:
     for r in _dicts(con, """SELECT run_id, encoding, display_name, family, size, task, seed, status, n_params,
                                    train_tokens_per_s, peak_memory_mb, train_wall_s, wall_s, git_commit, finished_at,
                                    json_extract(run, '$.train') AS train, json_extract(run, '$.size') AS size_spec,
-                                   corpus, json_extract_string(run, '$.task.kind') AS kind
-                            FROM runs"""):
+                                   corpus, json_extract_string(run, '$.task.kind') AS kind,
+                                   e.eval_peak_memory_mb, e.eval_wall_s
+                            FROM runs LEFT JOIN (
+                                SELECT run_id, max(peak_memory_mb) AS eval_peak_memory_mb, sum(wall_s) AS eval_wall_s
+                                FROM evaluations WHERE status = 'done' GROUP BY run_id) e USING (run_id)"""):
         r["recipe"] = Recipe.of(json.loads(r["train"]) if r["train"] else {})
         r["size_spec"] = json.loads(r["size_spec"]) if r["size_spec"] else {}
         runs[r["run_id"]] = r

@@ -77,9 +77,14 @@ def _glue_board(board_id, title, size, trained_on, rows, entries_of_run, chances
 COST_COLUMNS = (  # key, header, terminal header, description, lower is better (None: no direction), digits
     ("n_params", "parameters", "params", "trainable parameters of the model", None, 0),
     ("train_tokens_per_s", "training tokens/s", "tok/s", "training throughput, tokens per second", False, 0),
-    ("peak_memory_mb", "peak memory (MiB)", "MiB", "peak memory while training", True, 0),
+    ("peak_memory_mb", "peak memory (MiB)", "MiB", "peak memory of the training run, measured for it alone (the "
+     "process's peak is reset before it)", True, 0),
     ("train_wall_s", "training time (s)", "train s", "wall time of the training loop", True, 1),
+    ("eval_peak_memory_mb", "eval peak memory (MiB)", "eval MiB", "the largest peak memory of one evaluation of the "
+     "checkpoint, each measured alone", True, 0),
+    ("eval_wall_s", "evaluation time (s)", "eval s", "wall time of every evaluation of the checkpoint, summed", True, 1),
 )
+BESIDE_SCORES = ("n_params", "train_tokens_per_s", "peak_memory_mb")  # the cost columns a score board shows too
 
 
 def cost_boards(runs: dict, entries_of_run: dict[str, list[dict]]) -> list[Board]:
@@ -195,13 +200,13 @@ def attach_columns(boards: list[Board], glue: list[Board], costs: list[Board]) -
         cost = next((b for b in costs if b.size == board.size and b.task == board.task and b.recipe == board.recipe),
                     None)
         if cost is not None:
-            board.columns += [c for c in cost.columns if c.key != "train_wall_s"]
+            shown = [c for c in cost.columns if c.key in BESIDE_SCORES]
+            board.columns += shown
             cells = {e.encoding: e.cells for e in cost.entries}
             for e in board.entries:
                 mine = cells.get(e.trained_as or e.encoding, {})
-                for c in cost.columns:
-                    if c.key != "train_wall_s":
-                        e.cells[c.key] = mine.get(c.key, Cell(status="missing"))
+                for c in shown:
+                    e.cells[c.key] = mine.get(c.key, Cell(status="missing"))
 
 
 # -- everything ---------------------------------------------------------------------------------------------------

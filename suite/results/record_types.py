@@ -31,6 +31,7 @@ class Provenance:
     versions: dict[str, str] = field(default_factory=dict)
     wall_s: float | None = None  # the whole piece, from start to record
     finished_at: str | None = None
+    peak_memory_mb: float | None = None  # this piece's own peak (suite.core.runtime.reset_peak_memory)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ class TrainingProvenance(Provenance):
     train_wall_s: float | None = None
     train_tokens_per_s: float | None = None
     final_train_loss: float | None = None
-    peak_memory_mb: float | None = None
     n_params: int | None = None
     device: str | None = None
     precision: str | None = None

@@ -17,7 +17,7 @@ from pathlib import Path
 import lightning as L
 import torch
 
-from suite.core.runtime import peak_memory_mb
+from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
@@ -50,8 +50,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     settings["callbacks"] = [boundary, *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
                            root_dir=hpc, **settings)
-    if torch.cuda.is_available():
-        torch.cuda.reset_peak_memory_stats()
+    reset_peak_memory()  # this run's peak, whatever the worker ran before
     start = time.perf_counter()
     try:
         data = RunDataModule(run)
@@ -76,6 +75,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              # the share of training wall time spent making batches (the loop waits for them)
              "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
+    module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
     return FitResult(module, checkpoint, stats)
 
 
