@@ -121,7 +121,7 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
     return record, module
 
 
-def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> dict:
+def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> EvaluationRecord:
     """Run one evaluation on the trained module; write and return its record."""
     from suite.evaluation.base import EvalContext
     from suite.plan.evaluators import EVALUATORS
