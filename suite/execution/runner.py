@@ -136,7 +136,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         checkpoint_level=not evaluator.uses_eval_encoding, size=run.size.name, task=run.task.name, seed=run.seed,
         status="done")
     start = time.perf_counter()
-    reset_peak_memory()
+    reset_peak_memory(collect=False)  # evaluations are many and short: no full collection before each
     try:
         model = model_for(encoding, trained)
         context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
