@@ -38,6 +38,8 @@ def test_two_runs_in_one_worker_get_their_own_order_independent_peaks(tmp_path):
             peaks[(order, size.name)] = record.provenance.peak_memory_mb
     small, large = peaks[(0, SMALL.name)], peaks[(0, LARGE.name)]
     assert large > small + 50  # MiB: the large model's activations and optimizer state
-    assert peaks[(1, SMALL.name)] == pytest.approx(small, rel=0.1)  # trained after the large one: its own peak
-    assert peaks[(1, LARGE.name)] == pytest.approx(large, rel=0.1)
+    # each run's own peak in either order, within 150 MiB (the allocator's leftovers vary by about 100);
+    # a process-wide high-water mark gave the small run 1,100 MiB after the large one instead of about 440
+    assert peaks[(1, SMALL.name)] == pytest.approx(small, abs=150)
+    assert peaks[(1, LARGE.name)] == pytest.approx(large, abs=150)
     assert peak_memory_mb() < max(peaks.values()) + 50  # the figure is the process's current peak, not its lifetime's
