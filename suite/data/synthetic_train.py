@@ -47,3 +47,27 @@ class SyntheticBatches(Dataset):
         examples = generate(self.task, self.batch_size, self.lengths[i], seed=self.seed * 1_000_003 + i)
         pairs = [example_tensors(e.prompt, e.answer) for e in examples]
         return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
+
+
+HELDOUT_EXAMPLES = 128  # examples of the learning curve's held-out probe
+HELDOUT_SEED = 7_000_000_007  # far from every training batch's seed (seed * 1_000_003 + i) and the test seeds (run seeds)
+
+
+class HeldOutExactMatch:
+    """Exact match at the training length on held-out examples, from one forward pass: the
+    model's argmax at every answer byte given the true prefix. Greedy decoding reproduces an
+    answer exactly if and only if each of those argmaxes is right, so this is the figure the
+    lm-eval battery computes at 1x, on other examples."""
+
+    def __init__(self, task: str, length: int, n: int = HELDOUT_EXAMPLES, seed: int = HELDOUT_SEED):
+        pairs = [example_tensors(e.prompt, e.answer) for e in generate(task, n, length, seed)]
+        self.inputs = torch.stack([p[0] for p in pairs])
+        self.targets = torch.stack([p[1] for p in pairs])
+
+    def __call__(self, model) -> dict[str, float]:
+        device = next(model.parameters()).device
+        correct = []
+        for x, y in zip(self.inputs.split(64), self.targets.split(64)):
+            predicted = model(x.to(device)).argmax(-1).cpu()
+            correct.append(((predicted == y) | (y == IGNORE)).all(-1))
+        return {"heldout_exact_match": torch.cat(correct).float().mean().item()}

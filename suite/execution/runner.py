@@ -111,7 +111,8 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
     try:
         result = fit(run, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
         module = result.module.eval()
-        record = dataclasses.replace(record, checkpoint=_display_path(result.checkpoint, project.root))
+        record = dataclasses.replace(record, checkpoint=_display_path(result.checkpoint, project.root),
+                                     learning_curve=result.learning_curve)
         provenance.update(result.stats)
     except Exception as exc:  # recorded, never lost: the plan goes on
         record = failed(record, _failure(exc, project, f"run-{run.run_id}"))

@@ -171,7 +171,7 @@ def expand(grid: Grid, fingerprint=None) -> Plan:
         fingerprints[task.name] = fingerprint(task) if fingerprint else kind.fingerprint(task)
     for encoding, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds):
         kind = kind_of(task)
-        run = TrainingRun(trained_as(encoding, grid), size, task, seed, kind.train_recipe(spec), fingerprints[task.name])
+        run = TrainingRun(trained_as(encoding, grid), size, task, seed, kind.train_recipe(spec, task), fingerprints[task.name])
         runs.setdefault(run.run_id, run)
         evaluated_as.setdefault(run.run_id, [])
         if encoding not in evaluated_as[run.run_id]:
@@ -230,7 +230,7 @@ def _check_trains_as(grid: Grid) -> list:
         base = grid.trained_as.get(encoding.name)
         if base is None:
             continue
-        for size, recipe in itertools.product(grid.sizes, {kind_of(t).train_recipe(grid.spec) for t in grid.tasks}):
+        for size, recipe in itertools.product(grid.sizes, {kind_of(t).train_recipe(grid.spec, t) for t in grid.tasks}):
             dims = ModelDims(size.d_model, size.n_heads, size.d_model // size.n_heads, size.n_layers, recipe.seq_len)
             try:
                 mine, theirs = (_state_shapes(e, dims) for e in (encoding, base))
@@ -259,7 +259,7 @@ def _check_span(grid: Grid, doc) -> list:
     errors = []
     for task in grid.tasks:
         kind = kind_of(task)
-        longest = max({1, *grid.spec.scales}) * kind.train_recipe(grid.spec).seq_len
+        longest = max({1, *grid.spec.scales}) * kind.train_recipe(grid.spec, task).seq_len
         budgets = {r.settings["tokens"] for r in kind.evaluations(task, grid.spec) if "tokens" in r.settings}
         for tokens in sorted(b for b in budgets if b % longest):
             errors.append(doc.error(("eval", "tokens"), f"{tokens} is not a multiple of the longest eval length "

@@ -59,10 +59,19 @@ def check_limits(grid: Grid, doc: YamlDoc) -> list[SpecError]:
     return list(dict.fromkeys(errors))  # one report of a problem that several tasks share
 
 
-def recipe_of(grid: Grid, task: TaskSpec) -> tuple[TrainRecipe, str]:
-    """The training recipe of ``task``'s runs and the grid field it comes from."""
-    recipe = kind_of(task).train_recipe(grid.spec)
-    return recipe, "task_train" if recipe is grid.spec.task_train else "train"
+def recipe_of(grid: Grid, task: TaskSpec) -> tuple[TrainRecipe, tuple[str, ...]]:
+    """The training recipe of ``task``'s runs and the grid field it comes from (a key path:
+    ``("train",)``, ``("task_train",)`` or ``("task_recipes", task)``)."""
+    recipe = kind_of(task).train_recipe(grid.spec, task)
+    if recipe is grid.spec.train:
+        return recipe, ("train",)
+    if recipe is grid.spec.task_train:
+        return recipe, ("task_train",)
+    return recipe, ("task_recipes", task.name)
+
+
+def dotted(path: tuple[str, ...]) -> str:
+    return ".".join(path)
 
 
 # -- encodings at a size and a training length ----------------------------------------
@@ -105,10 +114,10 @@ def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Bui
     return Built(model.num_params(), type(first).hooks(), first.max_length())
 
 
-def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: int, size: SizeSpec) -> list[SpecError]:
+def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[str, ...], j: int, size: SizeSpec) -> list[SpecError]:
     errors, largest = [], 0
     head_dim = size.d_model // size.n_heads
-    at = f"size '{size.name}' and {field}.seq_len {recipe.seq_len}"
+    at = f"size '{size.name}' and {dotted(field)}.seq_len {recipe.seq_len}"
     for i, encoding in enumerate(grid.encodings):
         base = grid.trained_as.get(encoding.name)
         for spec, role in [(encoding, "")] + ([(base, f" (trained as '{base.name}')")] if base else []):
@@ -131,7 +140,7 @@ def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, 
             if built.max_length is not None and built.max_length < recipe.seq_len:
                 errors.append(doc.error(("encodings", i), (
                     f"encoding '{spec.name}'{role} represents {built.max_length} positions (max_length), fewer than "
-                    f"the training length {field}.seq_len {recipe.seq_len}")))
+                    f"the training length {dotted(field)}.seq_len {recipe.seq_len}")))
     if largest:
         errors += _memory_limit(grid, doc, recipe, field, j, size, largest)
     return errors
@@ -163,7 +172,7 @@ def machine_memory() -> int:
     return max(ram, gpu)
 
 
-def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: int, size: SizeSpec,
+def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[str, ...], j: int, size: SizeSpec,
                   n_params: int) -> list[SpecError]:
     longest = max({1, *grid.spec.scales}) * recipe.seq_len
     stated = grid.spec.device_memory_gib
@@ -173,7 +182,7 @@ def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: str, j: 
         return []
     whose = "this machine's" if stated is None else "the grid's device_memory_gib,"
     return [doc.error(("sizes", j), (
-        f"size '{size.name}' at {field}.batch_size {recipe.batch_size} x seq_len {recipe.seq_len} needs at least "
+        f"size '{size.name}' at {dotted(field)}.batch_size {recipe.batch_size} x seq_len {recipe.seq_len} needs at least "
         f"{need / 2**30:.1f} GiB ({n_params:,} parameters x 16 bytes for weights, gradients and AdamW's moments, plus "
         f"activations; evaluation up to {longest} positions), more than {whose} {have / 2**30:.1f} GiB"))]
 

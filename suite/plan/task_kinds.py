@@ -33,7 +33,8 @@ class TaskKind:
         """What the data is, for provenance (a corpus and its size, or a generator)."""
         raise NotImplementedError
 
-    def train_recipe(self, grid: GridSpec) -> TrainRecipe:
+    def train_recipe(self, grid: GridSpec, task: TaskSpec) -> TrainRecipe:
+        """The recipe ``grid`` trains ``task`` with."""
         return grid.train
 
     def evaluations(self, task: TaskSpec, grid: GridSpec) -> list[EvalRequest]:
@@ -44,7 +45,12 @@ class TaskKind:
         """A DataLoader of (inputs [B, T], targets [B, T]) for ``recipe.steps`` steps."""
         raise NotImplementedError
 
-    def limits(self, grid, doc, i: int, task: TaskSpec, recipe: TrainRecipe, field: str) -> list:
+    def learning_probe(self, task: TaskSpec, recipe: TrainRecipe):
+        """A held-out figure of a model during training (``model -> {name: value}``) for its
+        learning curve (suite.training.learning_curve), or None: training loss alone."""
+        return None
+
+    def limits(self, grid, doc, i: int, task: TaskSpec, recipe: TrainRecipe, field: tuple[str, ...]) -> list:
         """file:line errors for what would fail only once training starts (``field``: the recipe's grid field)."""
         return []
 
@@ -105,8 +111,8 @@ class GeneratedTask(TaskKind):
     def description(self, task):
         return f"generated: {self.fingerprint(task)}"
 
-    def train_recipe(self, grid):
-        return grid.task_train if grid.task_train is not None else grid.train
+    def train_recipe(self, grid, task):
+        return grid.recipe_for(task.name)
 
     def evaluations(self, task, grid):
         return [EvalRequest("lmeval_task", {"task": task.generator, "examples": grid.eval.task_examples,
@@ -119,6 +125,11 @@ class GeneratedTask(TaskKind):
 
         batches = SyntheticBatches(task.generator, recipe.seq_len, task.min_train_len, recipe.steps, recipe.batch_size, seed)
         return DataLoader(batches, batch_size=None, shuffle=False, num_workers=0)
+
+    def learning_probe(self, task, recipe):
+        from suite.data.synthetic_train import HeldOutExactMatch
+
+        return HeldOutExactMatch(task.generator, recipe.seq_len)
 
     def limits(self, grid, doc, i, task, recipe, field):
         return synthetic_limits(self, grid, doc, i, task, recipe, field)

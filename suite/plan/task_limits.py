@@ -9,21 +9,21 @@ from suite.specs import TaskSpec, TrainRecipe
 
 
 
-def synthetic_limits(kind, grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
+def synthetic_limits(kind, grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: tuple[str, ...]) -> list[SpecError]:
     """The generator's shortest example and the task's shortest training length fit the training length."""
     errors, need = [], get_task(task.generator).min_length
     if need > recipe.seq_len:
-        errors.append(doc.error((field, "seq_len"), (
+        errors.append(doc.error((*field, "seq_len"), (
             f"task '{task.name}' needs sequences of at least {need} bytes (generator '{task.generator}'); "
-            f"the training length {field}.seq_len is {recipe.seq_len}")))
+            f"the training length {'.'.join(field)}.seq_len is {recipe.seq_len}")))
     if task.min_train_len > recipe.seq_len:
         errors.append(doc.error(("tasks", i), (
             f"task '{task.name}': min_train_len {task.min_train_len} is above the training length "
-            f"{field}.seq_len {recipe.seq_len} (training lengths are drawn from [min_train_len, seq_len])")))
+            f"{'.'.join(field)}.seq_len {recipe.seq_len} (training lengths are drawn from [min_train_len, seq_len])")))
     return errors
 
 
-def lm_limits(kind, grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: str) -> list[SpecError]:
+def lm_limits(kind, grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: tuple[str, ...]) -> list[SpecError]:
     """A corpus's splits hold a training window, every eval window and the scored span
     (checked from file sizes; a source whose sizes are known only once read is not checked)."""
     source = source_of(task.corpus)
@@ -43,7 +43,7 @@ def lm_limits(kind, grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: st
                                         "a hash of their path): it needs more files")]
     errors = []
     if splits["train"] < recipe.seq_len + 2:
-        errors.append(doc.error((field, "seq_len"), f"{where}: the training split holds {splits['train']} bytes, "
+        errors.append(doc.error((*field, "seq_len"), f"{where}: the training split holds {splits['train']} bytes, "
                                                     f"fewer than one training window of {recipe.seq_len} + 1"))
     test = splits["test"]
     for k, scale in enumerate(grid.spec.scales):

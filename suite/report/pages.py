@@ -212,7 +212,29 @@ def run_pages(con) -> list[dict]:
         r["failed_evaluations"] = failed[r["run_id"]]
         r["evaluated_as"] = sorted({m["evaluated_as"] for m in r["metrics"]} | {r["encoding"]})
         r["window_policies"] = sorted({m["window_policy"] for m in r["metrics"] if m["window_policy"]})
+        r["learning_curve"] = json.loads(r["learning_curve"]) if r.get("learning_curve") else {}
+        r["learning_plots"] = learning_plots(r)
     return runs
+
+
+LEARNING_FIGURES = {"heldout_exact_match": ("held-out exact match at the training length", (0.0, 1.0)),
+                    "train_loss": ("training loss (nats per target byte)", None)}
+
+
+def learning_plots(run: dict) -> list[str]:
+    """The run's learning curve (suite.training.learning_curve), one plot per figure: held-out
+    exact match first (did the model learn its task?), then the training loss."""
+    curve = run["learning_curve"]
+    steps = curve.get("step") or []
+    out = []
+    for name, (label, bounds) in LEARNING_FIGURES.items():
+        values = curve.get(name)
+        if not values:
+            continue
+        series = plots.Series(run["encoding"], run["display_name"], [(s, v, None, None) for s, v in zip(steps, values)])
+        out.append(plots.line_plot([series], title=f"{label} vs training step", xlabel="training step", ylabel=label,
+                                   log2_x=False, legend=False, bounds=bounds, height=220))
+    return out
 
 
 def coverage_matrix(con) -> dict:

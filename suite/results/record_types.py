@@ -89,6 +89,8 @@ class TrainingRecord:
     step: int | None = None  # failed: the step training stopped at
     traceback: str | None = None
     log: str | None = None
+    # suite.training.learning_curve: {"step": [...], "train_loss": [...], "heldout_exact_match": [...]}
+    learning_curve: dict[str, list[float]] = field(default_factory=dict)
     provenance: TrainingProvenance = field(default_factory=TrainingProvenance)
 
     @property

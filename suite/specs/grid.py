@@ -100,6 +100,9 @@ class GridSpec(Spec):
     scales: list[Annotated[int, Field(le=MAX_SCALE)]] = Field([1, 2, 4, 8, 16], min_length=1)
     train: TrainRecipe = TrainRecipe()
     task_train: TrainRecipe | None = None  # the recipe for synthetic tasks; `train` when absent
+    # a generated task's own recipe (what its models need to learn it): fields over task_train's,
+    # e.g. {copy: {steps: 4000, lr: 0.001}}; see recipe_for
+    task_recipes: dict[str, dict[str, Any]] = {}
     eval: EvalRecipe = EvalRecipe()
     glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
     evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
@@ -107,6 +110,13 @@ class GridSpec(Spec):
     # training run fits (suite.plan.limits); None: this machine's RAM or GPU memory
     device_memory_gib: float | None = Field(None, gt=0)
 
+    def recipe_for(self, task: str) -> TrainRecipe:
+        """The training recipe of a generated task: ``task_train`` (or ``train``) with the
+        task's ``task_recipes`` entry over it. A task without an entry gets the base recipe
+        itself, so its run ids do not change when another task gains a recipe."""
+        base = self.task_train if self.task_train is not None else self.train
+        override = self.task_recipes.get(task)
+        return TrainRecipe.model_validate({**base.model_dump(), **override}) if override else base
 
 
 SPEC_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -212,6 +222,7 @@ def load_grid(path: Path, project: Project) -> Grid:
                 loaded[axis].append(loader(target))
             except SpecErrors as exc:
                 errors += exc.errors
+    errors += _check_task_recipes(spec, doc, loaded["tasks"])
     trained_as = {}
     for i, encoding in enumerate(loaded["encodings"]):
         if encoding.trains_as:
@@ -222,6 +233,30 @@ def load_grid(path: Path, project: Project) -> Grid:
     if errors:
         raise SpecErrors(errors)
     return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as)
+
+
+def _check_task_recipes(spec: GridSpec, doc, tasks: list[TaskSpec]) -> list:
+    """Each ``task_recipes`` entry names a generated task of the grid and makes a valid recipe."""
+    from suite.specs.tasks import GENERATED_KINDS
+
+    kinds = {t.name: t.kind for t in tasks}
+    errors = []
+    for name, override in spec.task_recipes.items():
+        if name not in spec.tasks:
+            errors.append(doc.error(("task_recipes", name), f"'{name}' is not a task of this grid"
+                                                            f"{did_you_mean(name, spec.tasks)}"))
+            continue
+        if name in kinds and kinds[name] not in GENERATED_KINDS:
+            errors.append(doc.error(("task_recipes", name), f"'{name}' is a {kinds[name]} task: it trains with `train`"))
+            continue
+        try:
+            spec.recipe_for(name)
+        except pydantic.ValidationError as exc:
+            for err in exc.errors():
+                message = "unknown recipe field" + did_you_mean(str(err["loc"][-1]), TrainRecipe.model_fields) \
+                    if err["type"] == "extra_forbidden" else err["msg"]
+                errors.append(doc.error(("task_recipes", name, *err["loc"]), message))
+    return errors
 
 
 def load_trained_as(encoding: EncodingSpec, project: Project) -> EncodingSpec:

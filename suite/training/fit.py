@@ -21,7 +21,9 @@ from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
+from suite.plan.task_kinds import kind_of
 from suite.training.checkpoints import resume_dir, save_atomically
+from suite.training.learning_curve import LearningCurve
 from suite.training.module import LanguageModel
 from suite.training.trainer import StepBoundarySignal, make_trainer, training_settings
 
@@ -39,6 +41,7 @@ class FitResult:
     module: LanguageModel
     checkpoint: Path
     stats: dict
+    learning_curve: dict  # suite.training.learning_curve.LearningCurve's figures
 
 
 def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **trainer_overrides) -> FitResult:
@@ -47,7 +50,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     settings = {**training_settings(), **trainer_overrides}
     accelerate(module.model, settings["accelerator"] == "gpu", run.train.compile)
     hpc, boundary = resume_dir(checkpoint_dir, run), StepBoundarySignal()
-    settings["callbacks"] = [boundary, *settings.get("callbacks", [])]
+    curve = LearningCurve(run.train.steps, kind_of(run.task).learning_probe(run.task, run.train))
+    settings["callbacks"] = [boundary, curve, *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
                            root_dir=hpc, **settings)
     reset_peak_memory()  # this run's peak, whatever the worker ran before
@@ -76,7 +80,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
-    return FitResult(module, checkpoint, stats)
+    return FitResult(module, checkpoint, stats, curve.curve)
 
 
 def accelerate(model: Transformer, on_gpu: bool, compile: bool) -> None:

@@ -206,12 +206,20 @@ def test_eval_refuses_an_unknown_task_with_a_suggestion(finished_grid, capsys):
 def test_run_with_a_synthetic_task_and_glue_scores(tiny_grid, project_root):
     grid = tiny_grid(name="mixed", encodings=["rope"], tasks=["local", "flip_flop"], scales=[1, 2],
                      task_train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1},
+                     task_recipes={"flip_flop": {"steps": 12, "lr": 0.002}},
                      eval={"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False},
                      glue={"tasks": ["order"], "steps": 3, "batch_size": 4, "budget": 0.02})
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
     runs = {r["task"]: r for r in records(project_root, "runs")}
     lm, task = runs["local"], runs["flip_flop"]
-    assert task["run"]["train"]["steps"] == 10 and lm["run"]["train"]["steps"] == 20  # task_train is for synthetic tasks
+    # task_train is for synthetic tasks, and the task's own recipe goes over it
+    assert lm["run"]["train"]["steps"] == 20
+    assert (task["run"]["train"]["steps"], task["run"]["train"]["lr"], task["run"]["train"]["seq_len"]) == (12, 0.002, 32)
+    # the learning curve: 8 evenly spaced steps; a held-out score where the task kind has one
+    assert task["learning_curve"]["step"] == [2, 3, 5, 6, 8, 9, 11, 12]
+    assert all(0 <= v <= 1 for v in task["learning_curve"]["heldout_exact_match"])
+    assert len(task["learning_curve"]["train_loss"]) == 8
+    assert set(lm["learning_curve"]) == {"step", "train_loss"} and lm["learning_curve"]["step"][-1] == 20
     assert task["provenance"]["corpus"].startswith("generated: flip_flop")
     metrics = {(r["task"], m["task"], m["metric"], m["scale"]) for r in records(project_root, "evals") for m in r["metrics"]}
     assert {(m[2], m[3]) for m in metrics if m[0] == "flip_flop"} == {("acc", 1), ("acc", 2)}
@@ -221,3 +229,5 @@ def test_run_with_a_synthetic_task_and_glue_scores(tiny_grid, project_root):
         assert con.execute("SELECT count(*) FROM glue_scores WHERE metric = 'glue_score'").fetchone() == (1,)
     index = (project_root / "site" / "_build" / "index.html").read_text()
     assert "Task flip_flop (acc)" in index and "GLUE-style scores, size tiny" in index
+    page = (project_root / "site" / "_build" / "runs" / f"{task['run_id']}.html").read_text()
+    assert "Learning curve" in page and "held-out exact match at the training length vs training step" in page

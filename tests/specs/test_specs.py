@@ -79,6 +79,31 @@ def test_grid_reports_every_error_at_once(project_root):
     assert any(e.startswith(f"{path}:5: scales.1:") for e in errs), errs
 
 
+def test_task_recipes_name_a_generated_task_of_the_grid_and_valid_fields(project_root):
+    path = project_root / "grids" / "recipes.yaml"
+    path.write_text("name: recipes\nencodings: [rope]\nsizes: [tiny]\ntasks: [lm, copy, flip_flop]\n"
+                    "task_train: {steps: 100, seq_len: 32}\n"
+                    "task_recipes:\n"
+                    "  copy: {steps: 400, lr: 0.001}\n"
+                    "  flip_flop:\n"
+                    "    stpes: 3\n"
+                    "    batch_size: 0\n"
+                    "  lm: {steps: 5}\n"
+                    "  reverse: {steps: 5}\n")
+    errs = errors_of(load_grid, path, Project(project_root))
+    assert any(e.startswith(f"{path}:9: task_recipes.flip_flop.stpes: unknown recipe field") and "'steps'" in e
+               for e in errs), errs
+    assert f"{path}:10: task_recipes.flip_flop.batch_size: Input should be greater than 0" in errs
+    assert f"{path}:11: task_recipes.lm: 'lm' is a lm task: it trains with `train`" in errs
+    assert f"{path}:12: task_recipes.reverse: 'reverse' is not a task of this grid" in errs
+    assert len(errs) == 4
+    path.write_text(path.read_text().split("  flip_flop:")[0])
+    grid = load_grid(path, Project(project_root))
+    copy, flip_flop = (grid.spec.recipe_for(t) for t in ("copy", "flip_flop"))
+    assert (copy.steps, copy.lr, copy.seq_len) == (400, 0.001, 32)  # the task's fields over task_train's
+    assert flip_flop is grid.spec.task_train  # no entry: the base recipe itself, run ids unchanged
+
+
 def test_yaml_syntax_error_names_the_line(tmp_path):
     path = tmp_path / "grids" / "g.yaml"
     path.parent.mkdir()
