@@ -28,7 +28,7 @@ from suite.cli.bench import cmd_bench
 from suite.cli.cluster import cmd_run_one, cmd_status
 from suite.cli.common import err_console, executor_classes, executor_names, report_errors
 from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
-from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_site
+from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_rescore, cmd_site
 from suite.cli.submit import cmd_new_encoding, cmd_verify
 from suite.cli.validate import cmd_validate
 from suite.specs import SpecErrors
@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("site", help="render the static leaderboard site into site/_build/")
     p.set_defaults(func=cmd_site)
+
+    p = sub.add_parser("rescore", help="recompute task figures from their stored per-sample outputs (no model) "
+                                       "and compare them with the records")
+    p.add_argument("eval_ids", nargs="*", metavar="EVAL_ID", help="evaluations to rescore (default: every one with samples)")
+    p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("leaderboard", help="print every board of the leaderboard in the terminal")
     p.add_argument("--board", metavar="NAME", help="print only this board (its name is printed above each board)")

@@ -19,3 +19,36 @@ def cmd_leaderboard(args) -> int:
     from suite.report.terminal import leaderboard
 
     return leaderboard(project_of(args).database, args.board, args.format)
+
+
+def cmd_rescore(args) -> int:
+    """Recompute every task figure from its stored per-sample outputs, without a model, and
+    compare it with the figure stored in the record: exit 1 on any difference."""
+    from suite.cli.common import err_console
+    from suite.results.records import scan
+    from suite.results.samples import read_samples, rescore
+
+    project = project_of(args)
+    records = [r for r in scan(project.evals, "evaluation").records if r.status == "done"]
+    wanted = set(args.eval_ids)
+    unknown = wanted - {r.eval_id for r in records}
+    if unknown:
+        err_console.print(f"no finished evaluation record {', '.join(sorted(unknown))} in {project.evals}")
+        return 1
+    chosen = [r for r in records if r.eval_id in wanted] if wanted else [r for r in records if r.samples]
+    without = [r.eval_id for r in chosen if not r.samples]
+    if without:
+        err_console.print(f"no per-sample outputs for {', '.join(without)} (only task evaluations store them)")
+        return 1
+    checked = differ = 0
+    for record in chosen:
+        for result in rescore(list(record.metrics), read_samples(project.root / record.samples)):
+            checked += 1
+            if not result.equal:
+                differ += 1
+                console.print(f"{record.eval_id} {result.stored.task} {result.stored.metric} at {result.stored.scale}x: "
+                              f"stored {result.stored.value!r} +- {result.stored.stderr!r}, from the samples "
+                              f"{result.value!r} +- {result.stderr!r}", markup=False)
+    console.print(f"rescored {checked} figure(s) of {len(chosen)} evaluation(s) from their samples: "
+                  + ("all equal to the stored figures" if not differ else f"{differ} differ"))
+    return 1 if differ else 0

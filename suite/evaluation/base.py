@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from suite.results.rows import CurveRow, MetricRow
+from suite.results.rows import CurveRow, MetricRow, SampleRow
 
 if TYPE_CHECKING:
     from suite.plan.grid import Evaluation
@@ -51,6 +51,7 @@ class EvalContext:
 class EvalResult:
     metrics: list[MetricRow]
     curves: list[CurveRow] = field(default_factory=list)
+    samples: list[SampleRow] = field(default_factory=list)  # per-example outcomes (suite.results.samples)
 
 
 def fits(model: "Transformer", eval_len: int) -> bool:

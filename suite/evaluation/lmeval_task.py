@@ -39,6 +39,8 @@ class LmEvalTask(Evaluator):
         from suite.evaluation.lmeval_tasks import evaluate_tasks
 
         s = context.settings
+        samples = []
         rows = evaluate_tasks(model, context.train_len, [s.task], [context.evaluation.scale], n=s.examples,
-                              seed=context.seed, workdir=context.workdir, batch_size=s.batch_size, template=s.template)
-        return EvalResult(rows)
+                              seed=context.seed, workdir=context.workdir, batch_size=s.batch_size, template=s.template,
+                              samples=samples)
+        return EvalResult(rows, samples=samples)

@@ -54,7 +54,7 @@ from suite.data.synthetic import get_task, generate
 from suite.evaluation.extrapolation import evaluation_span
 from suite.evaluation.lmeval_adapter import POLICY, PosBenchLM, bytes_as_latin1
 from suite.modeling.model import Transformer
-from suite.results.rows import MetricRow
+from suite.results.rows import MetricRow, SampleRow
 from suite.evaluation.base import fits
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "tasks" / "lmeval"
@@ -194,9 +194,25 @@ def task_rows(results: dict, task: str, name: str, metric: str, scale: int, eval
     return rows
 
 
+def sample_rows(results: dict, task: str, name: str, metric: str, scale: int, eval_len: int,
+                breakdown: str | None = None) -> list[SampleRow]:
+    """lm-eval's logged samples of ``name`` as rows: each example's prompt hash (lm-eval's),
+    target, the model's response (a log-likelihood template's log-probability, a generation
+    template's text) and its per-sample ``metric``, in lm-eval's order."""
+    rows = []
+    for sample in results["samples"][name]:
+        response = sample["filtered_resps"][0]
+        logprob, output = (float(response[0]), None) if isinstance(response, (list, tuple)) else (None, str(response))
+        rows.append(SampleRow(task=task, scale=scale, eval_len=eval_len, metric=metric, doc_id=int(sample["doc_id"]),
+                              prompt_hash=sample["prompt_hash"], target=str(sample["target"]),
+                              correct=float(sample[metric]), logprob=logprob, output=output, breakdown=breakdown,
+                              breakdown_value=None if breakdown is None else str(sample["doc"][breakdown])))
+    return rows
+
+
 def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales: list[int], n: int, seed: int,
                    workdir: Path, batch_size: int, template: str = "posbench_synthetic",
-                   breakdowns: Mapping[str, str] = BREAKDOWNS) -> list[MetricRow]:
+                   breakdowns: Mapping[str, str] = BREAKDOWNS, samples: list[SampleRow] | None = None) -> list[MetricRow]:
     """Every task at every scale of ``scales`` through lm-eval; see the module docstring for the rows.
 
     ``tasks`` are generator names (:data:`suite.data.synthetic.TASKS`), also the rows'
@@ -205,7 +221,8 @@ def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales:
     task and scale: ``acc`` (``exact_match`` with the generation template) and, for a
     task in ``breakdowns``, one row per value of its meta field that occurs in the
     examples (a decile without examples has no row; a not-applicable scale has only
-    the main metric's row).
+    the main metric's row). Where ``samples`` is a list, every example's outcome is
+    appended to it (:func:`sample_rows`).
     """
     metric, request = {"posbench_synthetic": ("acc", "loglikelihood"),
                        "posbench_synthetic_generate": ("exact_match", "generate_until")}[template]
@@ -227,6 +244,8 @@ def evaluate_tasks(model: Transformer, train_len: int, tasks: list[str], scales:
         results = run_lm_eval(lm, list(names.values()), workdir)
         for t, name in names.items():
             rows += task_rows(results, t, name, metric, s, eval_len, POLICY[request], source[t], breakdowns.get(t))
+            if samples is not None:
+                samples += sample_rows(results, t, name, metric, s, eval_len, breakdowns.get(t))
     return rows
 
 

@@ -24,6 +24,7 @@ from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.results.record_types import (EvaluationRecord, Failure, Provenance, Record, TrainingProvenance, TrainingRecord,
                                         failed)
 from suite.results.records import git_commit, package_versions, status_of, write_record
+from suite.results.samples import write_samples
 from suite.specs import Project
 from suite.plan.task_kinds import kind_of
 
@@ -143,6 +144,9 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
                               project.results / "lmeval" / run.run_id, log)
         result = evaluator.evaluate(model, context)
+        if result.samples:  # written before the record that names them
+            samples = write_samples(project.samples / f"{evaluation.eval_id}.parquet", result.samples)
+            record = dataclasses.replace(record, samples=_display_path(samples, project.root))
         record = dataclasses.replace(record, metrics=tuple(result.metrics), curves=tuple(result.curves),
                                      scale_behaviour=model.encodings[0].scale_behaviour.value,
                                      max_length=model.encodings[0].max_length())

@@ -270,7 +270,7 @@ def write_downloads(con, out: Path, lb: Leaderboard) -> list[str]:
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
     names = []
-    for table in ("runs", "evaluations", "metrics", "curves"):
+    for table in ("runs", "evaluations", "metrics", "curves", "samples"):
         for fmt, opts in (("csv", "(HEADER, DELIMITER ',')"), ("parquet", "(FORMAT PARQUET)")):
             con.execute(f"COPY {table} TO '{data / f'{table}.{fmt}'}' {opts}")
             names.append(f"data/{table}.{fmt}")

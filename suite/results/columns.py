@@ -16,7 +16,7 @@ import typing
 from typing import Any, Callable
 
 from suite.results.record_types import EvaluationRecord, Provenance, TrainingProvenance, TrainingRecord
-from suite.results.rows import CurveRow, MetricRow
+from suite.results.rows import CurveRow, MetricRow, SampleRow
 
 NOT_STORED = {"content", "evaluation", "traceback", "log", "metrics", "curves", "provenance"}
 _SQL = {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN", dict: "JSON"}
@@ -69,6 +69,7 @@ EVALUATIONS = Table("evaluations", tuple(_typed_fields(EvaluationRecord, NOT_STO
                                          + [(n, t) for n, (t, _) in EVAL_COMPUTED.items()]), key="eval_id")
 METRICS = Table("metrics", (("eval_id", "VARCHAR"), ("run_id", "VARCHAR"), *_typed_fields(MetricRow)))
 CURVES = Table("curves", (("eval_id", "VARCHAR"), ("run_id", "VARCHAR"), *_typed_fields(CurveRow)))
+SAMPLES = Table("samples", (("eval_id", "VARCHAR"), ("run_id", "VARCHAR"), *_typed_fields(SampleRow)))
 
 
 def _row(table: Table, record, computed: dict) -> tuple:

@@ -124,6 +124,7 @@ class EvaluationRecord:
     reason: str | None = None
     metrics: tuple[MetricRow, ...] = ()
     curves: tuple[CurveRow, ...] = ()
+    samples: str | None = None  # its per-example outcomes (suite.results.samples), relative to the project root
     scale_behaviour: str | None = None
     max_length: int | None = None
     step: int | None = None
@@ -139,7 +140,7 @@ class EvaluationRecord:
 Record = Union[TrainingRecord, EvaluationRecord]
 KINDS: dict[str, type] = {TrainingRecord.kind: TrainingRecord, EvaluationRecord.kind: EvaluationRecord}
 # keys a file holds only when they have a value (a done run has no step, a failed one no checkpoint)
-_OMITTED_WHEN_NONE = {"checkpoint", "step", "traceback", "log", "scale_behaviour", "max_length"}
+_OMITTED_WHEN_NONE = {"checkpoint", "step", "traceback", "log", "scale_behaviour", "max_length", "samples"}
 
 
 def failed(record: Record, failure: Failure) -> Record:

@@ -82,6 +82,27 @@ class CurveRow:
         return dataclasses.asdict(self)
 
 
+@dataclass(frozen=True)
+class SampleRow:
+    """One test example's outcome in an evaluation (lm-eval's logged sample): what was asked
+    (the prompt's hash, as lm-eval computes it, and the target), what the model gave, and
+    whether it was right. ``correct`` is the per-sample value lm-eval aggregates into
+    ``metric`` (its mean is the figure), so a figure can be recomputed from its samples."""
+
+    task: str
+    scale: int | None
+    eval_len: int | None
+    metric: str  # the metric ``correct`` is a sample of (acc, exact_match)
+    doc_id: int
+    prompt_hash: str
+    target: str
+    correct: float
+    logprob: float | None = None  # log-likelihood templates: the target's log-probability
+    output: str | None = None  # generation templates: the generated text
+    breakdown: str | None = None  # the example's meta field its figure is also broken down by (depth)
+    breakdown_value: str | None = None
+
+
 METRIC_COLUMNS = tuple(f.name for f in dataclasses.fields(MetricRow))
 CURVE_COLUMNS = tuple(f.name for f in dataclasses.fields(CurveRow))
 

@@ -19,10 +19,10 @@ import duckdb
 import pyarrow as pa
 
 from suite.results.records import RecordError, scan
-from suite.results.columns import CURVES, EVALUATIONS, METRICS, RUNS, curve_rows, eval_row, metric_rows, run_row
+from suite.results.columns import CURVES, EVALUATIONS, METRICS, RUNS, SAMPLES, curve_rows, eval_row, metric_rows, run_row
 from suite.results.rows import metric_info
 
-SCHEMA = "\n".join(t.create() for t in (RUNS, EVALUATIONS, METRICS, CURVES)) + """
+SCHEMA = "\n".join(t.create() for t in (RUNS, EVALUATIONS, METRICS, CURVES, SAMPLES)) + """
 CREATE TABLE bench (
     bench_id VARCHAR, created_at VARCHAR, device VARCHAR, machine VARCHAR, size VARCHAR, d_model INTEGER,
     n_layers INTEGER, n_heads INTEGER, seq_len INTEGER, batch INTEGER, encoding VARCHAR, display_name VARCHAR,
@@ -188,6 +188,7 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
             _insert(con, METRICS.name, METRICS.names, [row for r in eval_records for row in metric_rows(r)])
             _insert(con, CURVES.name, CURVES.names, [row for r in eval_records for row in curve_rows(r)])
             _insert(con, "bench", BENCH_COLUMNS, [row for rows in benches for row in rows])
+            _insert_samples(con, eval_records, Path(evals_dir).parent.parent, problems)
             con.execute(VIEWS)
         Path(f"{database}.wal").unlink(missing_ok=True)  # a crashed writer's log must not replay into the new file
         os.replace(staging, database)
@@ -195,6 +196,21 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
         staging.unlink(missing_ok=True)
         Path(f"{staging}.wal").unlink(missing_ok=True)
     return IngestReport(len(run_records), len(eval_records), problems, len(benches))
+
+
+def _insert_samples(con, records: list, root: Path, problems: list[RecordError]) -> None:
+    """Every evaluation's per-sample outputs (suite.results.samples) into the samples table;
+    a file that is missing or unreadable is reported, never fatal."""
+    columns = ", ".join(name for name, _ in SAMPLES.columns[2:])
+    for rec in records:
+        if not rec.samples:
+            continue
+        path = root / rec.samples
+        try:
+            con.execute(f"INSERT INTO {SAMPLES.name} SELECT ?, ?, {columns} FROM read_parquet(?)",
+                        [rec.eval_id, rec.run_id, str(path)])
+        except duckdb.Error as exc:
+            problems.append(RecordError(path, f"per-sample outputs of {rec.eval_id} unusable: {exc}"))
 
 
 def connect_readonly(database: Path) -> duckdb.DuckDBPyConnection:

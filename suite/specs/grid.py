@@ -149,6 +149,10 @@ class Project:
         return self.results / "evals"
 
     @property
+    def samples(self) -> Path:
+        return self.results / "samples"
+
+    @property
     def checkpoints(self) -> Path:
         return self.results / "checkpoints"
 

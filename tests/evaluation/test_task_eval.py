@@ -41,10 +41,43 @@ def greedy_correct(model, example, scale: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def battery(trained, tmp_path_factory):  # noqa: F811
-    workdir = tmp_path_factory.mktemp("battery")
-    rows = evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[1, 2], n=N, seed=SEED, workdir=workdir, batch_size=8)
-    return [r.as_dict() for r in rows]
+def evaluated(trained, tmp_path_factory):  # noqa: F811
+    """The battery's rows and its per-sample outputs."""
+    workdir, samples = tmp_path_factory.mktemp("battery"), []
+    rows = evaluate_tasks(trained.model, TRAIN_LEN, TASKS, scales=[1, 2], n=N, seed=SEED, workdir=workdir, batch_size=8,
+                          samples=samples)
+    return rows, samples
+
+
+@pytest.fixture(scope="module")
+def battery(evaluated):
+    return [r.as_dict() for r in evaluated[0]]
+
+
+def test_per_sample_outputs_are_each_examples_outcome_and_rescore_to_every_figure(evaluated, trained, tmp_path):  # noqa: F811
+    from lm_eval.utils import hash_string
+
+    from suite.results.samples import read_samples, rescore, write_samples
+
+    rows, samples = evaluated
+    assert len(samples) == len(TASKS) * 2 * N  # every example at every scale
+    for task in TASKS:
+        for scale in (1, 2):
+            examples = generate(task, N, scale * TRAIN_LEN, SEED)
+            mine = sorted((s for s in samples if (s.task, s.scale) == (task, scale)), key=lambda s: s.doc_id)
+            assert [s.doc_id for s in mine] == list(range(N))
+            for s, ex in zip(mine, examples):
+                assert (s.target, s.prompt_hash) == (ex.answer, hash_string(ex.prompt))
+                assert s.correct == float(greedy_correct(trained.model, ex, scale))  # the model's own outcome
+                assert s.logprob <= 0 and s.output is None  # a log-likelihood template's response
+            if task == "passkey":
+                assert [s.breakdown_value for s in mine] == [str(ex.meta["depth"]) for ex in examples]
+    stored = read_samples(write_samples(tmp_path / "s.parquet", samples))
+    assert sorted(stored, key=lambda s: (s.scale, s.task, s.doc_id)) == sorted(samples, key=lambda s: (s.scale, s.task, s.doc_id))
+    rescored = rescore(rows, stored)
+    figures = [r for r in rows if r.status == "ok"]
+    assert len(rescored) == len(figures) and any(r.stored.metric.startswith("acc_depth") for r in rescored)
+    assert all(r.equal for r in rescored), [r for r in rescored if not r.equal]  # exactly, not approximately
 
 
 def by_key(rows):
