@@ -92,6 +92,23 @@ def test_eight_concurrent_processes_divide_the_work(tiny_grid, project_root):
         assert con.execute("SELECT count(*) FROM evaluations WHERE status = 'done'").fetchone() == (16,)
 
 
+def test_jobs_show_one_progress_display_and_keep_each_workers_output_in_its_log(tiny_grid, project_root):
+    grid = tiny_grid(name="jobs", encodings=["nope", "rope", "alibi"], scales=[1, 2], eval=QUICK_EVAL,
+                     train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1})
+    proc = posbench(project_root, "run", str(grid), "--jobs", "2")
+    output = proc.communicate(timeout=600)[0]
+    assert proc.returncode == 0, output
+    assert output.count("grid jobs:") == 1 and "run 1/" not in output  # the workers' lines are in their logs
+    assert "2 worker processes" in output
+    lines = [line for line in output.splitlines() if " pieces" in line]
+    assert lines and lines[-1].startswith("9/9 pieces; ") and "elapsed" in lines[-1]  # 3 runs + 6 evaluations
+    counts = [int(line.split("/", 1)[0]) for line in lines]
+    assert counts == sorted(counts)  # a line each time the count grows
+    logs = sorted((project_root / "results" / "logs").glob("worker-*.log"))
+    assert [p.name for p in logs] == ["worker-1.log", "worker-2.log"]
+    assert sum(p.read_text().count("trained in") for p in logs) == 3  # each run trained once, by one worker
+
+
 def test_a_corrupt_record_is_redone_and_a_corrupt_database_rebuilt(tiny_grid, project_root, capsys):
     grid = tiny_grid(name="heal", encodings=["nope"], scales=[1, 2], eval=QUICK_EVAL)
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0

@@ -7,7 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from suite.execution.progress import GridProgress
 from suite.execution.runner import Progress, run_plan
 from suite.execution.executors.base import EXECUTORS, Executor
 
@@ -27,19 +33,65 @@ class Local(Executor):
         if args.jobs <= 1:
             progress = run_plan(plan, project, console, retry_failed=args.retry_failed, progress_bar=not args.quiet)
             return 1 if progress.failed else 0
-        return self.run_workers(project, console, args)
+        return self.run_workers(plan, project, console, args)
 
     @staticmethod
-    def run_workers(project, console, args) -> int:
+    def run_workers(plan, project, console, args, refresh_s: float = 1.0) -> int:
+        """``args.jobs`` worker processes, each logging to its own file, and one progress display here."""
         threads = threads_per_job(args.jobs)
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "run", str(args.grid),
                    "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1"]
         command += ["--retry-failed"] if args.retry_failed else []
-        console.print(f"{args.jobs} worker processes, {threads} thread(s) each")
-        workers = [subprocess.Popen(command, env=env) for _ in range(args.jobs)]
+        project.logs.mkdir(parents=True, exist_ok=True)
+        logs = [project.logs / f"worker-{i}.log" for i in range(1, args.jobs + 1)]
+        console.print(f"{args.jobs} worker processes, {threads} thread(s) each; their output: "
+                      f"{logs[0].parent}/worker-<i>.log")
+        progress = GridProgress(plan, project)
+        workers = []
+        for log in logs:
+            with open(log, "w") as out:
+                workers.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT))
+        show(progress, workers, console, refresh_s)
         codes = [w.wait() for w in workers]
+        for log, code in zip(logs, codes):
+            if code:
+                tail = log.read_text().splitlines()[-15:]
+                console.print(f"[red]worker {log.stem} exited with {code}[/]; the end of {log}:", markup=True)
+                console.print("\n".join(tail), markup=False)
         return max(codes)
+
+
+def show(progress: GridProgress, workers: list, console, refresh_s: float) -> None:
+    """Until every worker has exited: one live display on a terminal, otherwise a line each
+    time the count of finished pieces changes."""
+    pids = [w.pid for w in workers]
+    names = {w.pid: f"worker {i}" for i, w in enumerate(workers, 1)}
+
+    def render(snapshot):
+        table = Table.grid(padding=(0, 1))
+        table.add_row(Text(snapshot.line(), style="bold"))
+        for pid in pids:
+            table.add_row(Text(f"  {names[pid]}: {snapshot.current.get(pid, 'idle' if workers[pids.index(pid)].poll() is None else 'done')}"))
+        return table
+
+    if console.is_terminal:
+        with Live(render(progress.snapshot(pids)), console=console, refresh_per_second=4, transient=False) as live:
+            while any(w.poll() is None for w in workers):
+                time.sleep(refresh_s)
+                live.update(render(progress.snapshot(pids)))
+            live.update(render(progress.snapshot(pids)))
+        return
+    last = None
+    while any(w.poll() is None for w in workers):
+        time.sleep(refresh_s)
+        snapshot = progress.snapshot(pids)
+        if (snapshot.done, snapshot.failed) != last:
+            last = (snapshot.done, snapshot.failed)
+            console.print(snapshot.line(), markup=False)
+    final = progress.snapshot(pids)
+    if (final.done, final.failed) != last:
+        console.print(final.line(), markup=False)
 
 
 def run_local(plan, project, console, retry_failed: bool = False, progress_bar: bool = True) -> Progress:
