@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 GRID   ?= grids/quick.yaml
 JOBS   ?= 2  # worker processes: two single-threaded tiny models use 2 cores better than one
 
-.PHONY: run test system-deps clean
+.PHONY: run test site system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ $(STAMP): pyproject.toml
 ## make run: train and evaluate every cell of grids/quick.yaml, ingest into DuckDB, render the site
 run: $(STAMP)
 	$(VENV)/bin/posbench run $(GRID) --jobs $(JOBS)
+
+## make site: render the published leaderboard (leaderboard/, committed) into site/_build/; trains nothing
+site: $(STAMP)
+	$(VENV)/bin/posbench site --published
 
 ## make test: the whole test suite (installs the system packages the end-to-end tests use)
 test: $(STAMP) system-deps

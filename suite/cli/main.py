@@ -28,7 +28,7 @@ from suite.cli.bench import cmd_bench
 from suite.cli.cluster import cmd_run_one, cmd_status
 from suite.cli.common import err_console, executor_classes, executor_names, report_errors
 from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
-from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_rescore, cmd_site
+from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_publish, cmd_rescore, cmd_site
 from suite.cli.submit import cmd_new_encoding, cmd_verify
 from suite.cli.validate import cmd_validate
 from suite.specs import SpecErrors
@@ -100,7 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("site", help="render the static leaderboard site into site/_build/")
+    p.add_argument("--published", nargs="?", const="leaderboard", default=None, metavar="FOLDER",
+                   help="render the committed snapshot (default folder: leaderboard/) instead of results/; trains nothing")
     p.set_defaults(func=cmd_site)
+
+    p = sub.add_parser("publish", help="write the records of GRIDs into the published snapshot (leaderboard/)")
+    p.add_argument("grids", nargs="+", metavar="GRID")
+    p.add_argument("--out", default="leaderboard", help="the snapshot folder (default: leaderboard)")
+    p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("rescore", help="recompute task figures from their stored per-sample outputs (no model) "
                                        "and compare them with the records")

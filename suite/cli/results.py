@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from suite.cli.common import console, ingest_records, project_of, render_site
 
 
@@ -11,7 +13,55 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_site(args) -> int:
+    if args.published:
+        return site_published(project_of(args), args.published)
     console.print(f"site: {render_site(project_of(args))}")
+    return 0
+
+
+def site_published(project, folder: str) -> int:
+    """Render the published snapshot (``leaderboard/``) into the project's site folder, without
+    training and without touching results/: its records are unpacked into a scratch project."""
+    import tempfile
+
+    from suite.cli.common import err_console
+    from suite.report.site import render
+    from suite.results.snapshot import read_info, unpack
+    from suite.results.store import ingest
+    from suite.specs import Project
+
+    source = (project.root / folder).resolve()
+    try:
+        info = read_info(source)
+    except FileNotFoundError as exc:
+        err_console.print(str(exc), markup=False)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="posbench-published-") as tmp:
+        scratch = Project(Path(tmp))
+        runs, evals = unpack(source, scratch)
+        report = ingest(scratch.runs, scratch.evals, scratch.database)
+        for problem in report.problems:
+            err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
+        index = render(scratch.database, project.site, snapshot=info)
+    console.print(f"published snapshot {source.name}/ ({runs} training runs, {evals} evaluations, commit "
+                  f"{(info.get('git_commit') or '?')[:12]}): {index}", markup=False)
+    return 0
+
+
+def cmd_publish(args) -> int:
+    """Write the records of GRIDs' plans into the published snapshot folder."""
+    from suite.plan.grid import load_plan
+    from suite.results.snapshot import publish
+
+    project = project_of(args)
+    plans = {}
+    for grid in args.grids:
+        loaded, plan = load_plan(Path(grid), project)
+        plans[loaded.spec.name] = plan
+    out = (project.root / args.out).resolve()
+    done = publish(project, plans, out)
+    console.print(f"published {done.runs} training runs, {done.evaluations} evaluations and {done.samples} per-sample "
+                  f"files of {', '.join(plans)} into {out} ({done.bytes / 2**20:.1f} MiB)", markup=False)
     return 0
 
 

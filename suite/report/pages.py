@@ -296,7 +296,7 @@ def compare_data(lb: Leaderboard) -> dict:
     return {"boards": boards, "t": quantiles}
 
 
-def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
+def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None = None) -> Path:
     staging = out.with_name(out.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "encodings").mkdir(parents=True)
@@ -308,7 +308,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path) -> Path:
     env = environment({page["name"] for page in encodings})
     runs = run_pages(con)
     overlays = {b.id: overlay(b) for b in lb.boards if kind_of(b).overlaid}
-    common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD}
+    common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD, "snapshot": snapshot}
     families = sorted({e.family for b in lb.all for e in b.entries if e.family})
     index = env.get_template("index.html").render(
         lb=lb, overlays=overlays, scatter=no_free_lunch(lb), battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY,

@@ -1,0 +1,48 @@
+"""The published leaderboard: records of a grid written into a committed snapshot folder, and
+the site rendered from it on a machine that trains nothing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+from suite.cli.main import main
+
+TASK_TRAIN = {"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1}
+EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False}
+
+
+def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, project_root, capsys):
+    grid = tiny_grid(name="pub", encodings=["nope", "rope"], tasks=["local", "flip_flop"], scales=[1, 2],
+                     task_train=TASK_TRAIN, eval=EVAL)
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
+    assert main(["--root", str(project_root), "publish", str(grid)]) == 0
+    folder = project_root / "leaderboard"
+    info = json.loads((folder / "SNAPSHOT.json").read_text())
+    assert (info["grids"], info["training_runs"], info["evaluations"], info["pieces_missing"]) == (["pub"], 4, 8, 0)
+    assert info["machine"]["cores"] and info["cpu_seconds"] > 0
+    with gzip.open(folder / "evals.jsonl.gz", "rt") as f:
+        evals = [json.loads(line) for line in f]
+    assert sorted(e["eval_id"] for e in evals) == sorted(p.stem for p in (project_root / "results" / "evals").glob("*.json"))
+    assert len(list((folder / "samples").glob("*.parquet"))) == 4  # the task evaluations' per-sample outputs
+    first = {p.name: p.read_bytes() for p in folder.glob("*.gz")}
+    assert main(["--root", str(project_root), "publish", str(grid)]) == 0
+    assert {p.name: p.read_bytes() for p in folder.glob("*.gz")} == first  # the same records, the same bytes
+
+    # a fresh checkout: the snapshot, no results, nothing trained
+    shutil.rmtree(project_root / "results")
+    shutil.rmtree(project_root / "site")
+    capsys.readouterr()
+    assert main(["--root", str(project_root), "site", "--published"]) == 0
+    assert "published snapshot leaderboard/ (4 training runs, 8 evaluations" in capsys.readouterr().out
+    assert not (project_root / "results").exists()  # rendered from a scratch copy, results/ untouched
+    index = (project_root / "site" / "_build" / "index.html").read_text()
+    assert 'id="snapshot"' in index and "the committed snapshot of pub" in index
+    assert "Task flip_flop (acc)" in index
+    assert len(list((project_root / "site" / "_build" / "runs").glob("*.html"))) == 4
+
+
+def test_site_published_without_a_snapshot_says_so(project_root, capsys):
+    assert main(["--root", str(project_root), "site", "--published"]) == 1
+    assert "no published snapshot" in capsys.readouterr().err
