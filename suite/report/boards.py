@@ -349,8 +349,14 @@ def _rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
         ranks, at_chance = {name: None for name in ranks}, True
     bounded = [i for i in summaries if i.lo is not None]
     if not at_chance and len(bounded) > 1 and stats.all_overlap(bounded):
-        board.warnings.append("The 95% intervals of all rows overlap: this board does not separate these encodings."
-                              + (" Ranks come from paired tests over shared seeds; equal ranks are ties." if ranked else ""))
+        separated = ranked and len({r for r in ranks.values() if r is not None}) > 1
+        if separated:  # the paired tests tell rows apart where the unpaired intervals cannot
+            board.notes.append("The 95% intervals of all rows overlap (each over its own seeds); the ranks come from "
+                               "paired tests over shared seeds, which do separate rows: a seed's models share their "
+                               "data, so paired differences are tighter than the intervals.")
+        else:
+            board.warnings.append("The 95% intervals of all rows overlap: this board does not separate these encodings."
+                                  + (" Ranks come from paired tests over shared seeds; equal ranks are ties." if ranked else ""))
     if not ranked:
         board.notes.append("A breakdown of a few examples per decile: not ranked.")
     else:

@@ -234,12 +234,25 @@ def test_a_board_whose_intervals_all_overlap_says_so():
 
 def test_overlap_warning_reaches_the_page(tmp_path):
     results = Results(tmp_path)
-    for enc, shift in (("alibi", 0.0), ("nope", 0.01)):
-        for seed, noise in enumerate((0.0, 0.3, -0.2)):
-            results.bpb(results.run(enc, seed), {1: 2.0 + shift + noise, 2: 2.1 + shift + noise})
+    for enc, noises in (("alibi", (0.0, 0.3, -0.2)), ("nope", (0.01, -0.25, 0.3))):
+        for seed, noise in enumerate(noises):
+            results.bpb(results.run(enc, seed), {1: 2.0 + noise, 2: 2.1 + noise})
     render(results.database(), tmp_path / "site")
     html = section((tmp_path / "site" / "index.html").read_text(), "lm-tiny-lm")
-    assert "intervals of all rows overlap" in html
+    assert "intervals of all rows overlap: this board does not separate" in html
+
+
+def test_overlapping_intervals_that_paired_tests_separate_are_a_note_not_a_warning(tmp_path):
+    """Each seed's nope model is 0.05 worse than its alibi model, while seeds differ by 0.3: the
+    unpaired intervals overlap, the paired differences do not."""
+    results = Results(tmp_path)
+    for enc, shift in (("alibi", 0.0), ("nope", 0.05)):
+        for seed, noise in enumerate((0.0, 0.3, -0.2)):
+            results.bpb(results.run(enc, seed), {1: 2.0 + noise, 2: 2.1 + shift + noise + 0.001 * seed * (enc == "nope")})
+    render(results.database(), tmp_path / "site")
+    html = section((tmp_path / "site" / "index.html").read_text(), "lm-tiny-lm")
+    assert "does not separate" not in html
+    assert "paired tests over shared seeds, which do separate rows" in html
 
 
 def test_an_encoding_page_states_its_training_position_ids(tmp_path, project):
