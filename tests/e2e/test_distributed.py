@@ -92,5 +92,8 @@ def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tiny_grid, 
     assert resumed.stats["resumed_from_step"] == 13
     assert not resume_dir(checkpoints, run).exists()  # finished: the hpc checkpoint is gone
     assert resumed.stats["final_train_loss"] == reference.stats["final_train_loss"]  # exactly: CPU is deterministic
+    # the learning curve's points before the stop travel in the hpc checkpoint
+    assert resumed.learning_curve["step"] == [4, 8, 12, 15, 19, 23, 27, 30]
+    assert resumed.learning_curve == reference.learning_curve
     mine, theirs = resumed.module.model.state_dict(), reference.module.model.state_dict()
     assert all(torch.equal(mine[k], theirs[k]) for k in theirs)
