@@ -50,10 +50,12 @@ def render_site(project: Project) -> Path:
 
     from suite.report.site import render
 
+    from suite.results.snapshot import published_ids
+
     project.site.parent.mkdir(parents=True, exist_ok=True)
     with open(project.site.parent / ".render.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return render(project.database, project.site)
+        return render(project.database, project.site, published=published_ids(project.root / "leaderboard"))
 
 
 def report_errors(errors) -> int:

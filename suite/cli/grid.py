@@ -47,6 +47,12 @@ def cmd_run(args) -> int:
 
     quiet_libraries()
     project, grid, plan = load_grid_plan(args)
+    if args.with_published:
+        from suite.results.snapshot import unpack
+
+        runs, evals = unpack(project.root / args.with_published, project)
+        console.print(f"published snapshot {args.with_published}/: {runs} training run(s) and {evals} evaluation(s) "
+                      "added to results/ (they count as done)")
     work = pending(plan, project, args.retry_failed)
     n_evals = sum(len(v) for v in work.values())
     console.print(f"grid [bold]{grid.spec.name}[/]: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations; "

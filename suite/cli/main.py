@@ -29,7 +29,7 @@ from suite.cli.cluster import cmd_run_one, cmd_status
 from suite.cli.common import err_console, executor_classes, executor_names, report_errors
 from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
 from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_publish, cmd_rescore, cmd_site
-from suite.cli.submit import cmd_new_encoding, cmd_verify
+from suite.cli.submit import cmd_new_encoding, cmd_submit, cmd_verify
 from suite.cli.validate import cmd_validate
 from suite.specs import SpecErrors
 from suite.submission.scaffold import FAMILIES
@@ -59,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-evals", action="store_true", help="compare the training loss only")
     p.set_defaults(func=cmd_verify)
 
+    p = sub.add_parser("submit", help="write submissions/NAME/: what a pull request for encoding NAME needs "
+                                      "(spec, plugin, tests, its records, a verify result)")
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(func=cmd_submit)
+
     p = sub.add_parser("plan", help="show a grid's training runs and evaluations and their status")
     p.add_argument("grid", metavar="GRID")
     p.set_defaults(func=cmd_plan)
@@ -69,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
     p.add_argument("--no-ingest", action="store_true", help="write records only (workers; ingest once at the end)")
     p.add_argument("--quiet", action="store_true", help="no per-step training progress bar")
+    p.add_argument("--with-published", nargs="?", const="leaderboard", default=None, metavar="FOLDER",
+                   help="first add the published snapshot's records (default leaderboard/) to results/: its pieces "
+                        "count as done, so only what it lacks trains")
     p.add_argument("--executor", default="local", choices=executor_names(), help="where pieces run (default local)")
     for executor in executor_classes():
         executor.add_arguments(p)

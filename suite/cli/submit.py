@@ -1,4 +1,4 @@
-"""The submission commands of `posbench`: new-encoding and verify."""
+"""The submission commands of `posbench`: new-encoding, verify and submit."""
 
 from __future__ import annotations
 
@@ -39,3 +39,22 @@ def cmd_verify(args) -> int:
     console.print(f"{verdict}: {result.matched} of {result.compared} figure(s) match"
                   + (f"; {result.mismatches} problem(s)" if result.mismatches else ""), markup=False, soft_wrap=True)
     return 1 if result.mismatches else 0
+
+
+def cmd_submit(args) -> int:
+    """Write submissions/NAME/: spec, plugin, tests, the encoding's records and a verify result."""
+    from suite.submission.bundle import SubmitError, submit
+
+    quiet_libraries()
+    project = project_of(args)
+    try:
+        bundle = submit(project, args.name, verify_log=lambda line: None)
+    except SubmitError as exc:
+        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return 1
+    console.print(f"{bundle.folder}: {bundle.runs} training run(s), {bundle.evaluations} evaluation(s); verify: "
+                  f"{'reproduced' if bundle.verified else 'NOT reproduced (see verify.txt)'}", markup=False)
+    for path in bundle.files:
+        console.print(f"  {path.relative_to(project.root)}", markup=False)
+    console.print("open a pull request with this folder (CONTRIBUTING.md, 'Submit')", markup=False)
+    return 0 if bundle.verified or not bundle.runs else 1

@@ -49,10 +49,13 @@ def eval_path(project: Project, evaluation: Evaluation) -> Path:
     return project.evals / f"{evaluation.eval_id}.json"
 
 
-def needs_training(run: TrainingRun, project: Project, retry_failed: bool) -> bool:
+def needs_training(run: TrainingRun, project: Project, retry_failed: bool, has_work: bool = True) -> bool:
+    """Whether ``run`` trains now. A done run whose checkpoint is gone trains again only when
+    an evaluation still needs it (``has_work``): a published record (suite.results.snapshot)
+    comes without its checkpoint, and its evaluations are done."""
     status = status_of(run_path(project, run), "training_run")
     if status == "done":
-        return not (project.checkpoints / f"{run.run_id}.ckpt").is_file()  # a lost checkpoint is trained again
+        return has_work and not (project.checkpoints / f"{run.run_id}.ckpt").is_file()
     return status == "todo" or retry_failed
 
 
@@ -63,10 +66,11 @@ def pending(plan: Plan, project: Project, retry_failed: bool, attempted: frozens
     wanted = {"todo", "failed"} if retry_failed else {"todo"}
     out: dict[str, list[Evaluation]] = {}
     for run in plan.runs:
-        train = run.run_id not in attempted and needs_training(run, project, retry_failed)
+        candidates = [e for e in plan.evaluations_of(run) if e.eval_id not in attempted
+                      and status_of(eval_path(project, e), "evaluation") in wanted]
+        train = run.run_id not in attempted and needs_training(run, project, retry_failed, bool(candidates))
         blocked = not train and status_of(run_path(project, run), "training_run") != "done"
-        todo = [] if blocked else [e for e in plan.evaluations_of(run) if e.eval_id not in attempted
-                                   and status_of(eval_path(project, e), "evaluation") in wanted]
+        todo = [] if blocked else candidates
         if train or todo:
             out[run.run_id] = todo
     return out

@@ -67,7 +67,7 @@ def interval_text(interval: stats.Interval, digits: int = 3) -> str:
     return f"[{interval.lo:.{digits}f}, {interval.hi:.{digits}f}]"
 
 
-def environment(pages: set[str] = frozenset()) -> Environment:
+def environment(pages: set[str] = frozenset(), unpublished: set[str] = frozenset()) -> Environment:
     env = Environment(loader=PackageLoader("suite.report", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _num
@@ -79,6 +79,7 @@ def environment(pages: set[str] = frozenset()) -> Environment:
     env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
     env.globals["missing"] = Cell(status="missing")
     env.globals["pages"] = pages  # the encodings that have a page (a checkpoint's own encoding may not)
+    env.globals["unpublished"] = unpublished  # entries with figures the published snapshot lacks (computed here)
     return env
 
 
@@ -296,7 +297,18 @@ def compare_data(lb: Leaderboard) -> dict:
     return {"boards": boards, "t": quantiles}
 
 
-def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None = None) -> Path:
+def unpublished_entries(con, published: set[str] | None) -> set[str]:
+    """The encodings with an evaluation that the published snapshot does not hold (a contributor's
+    new rows beside the published ones); none when there is no snapshot to compare with."""
+    if not published:
+        return set()
+    return {r["encoding"] for r in _dicts(con, "SELECT eval_id, encoding FROM evaluations") if r["eval_id"] not in published}
+
+
+def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None = None,
+                published: set[str] | None = None) -> Path:
+    """``snapshot``: rendering the published snapshot itself (its SNAPSHOT.json, for the header);
+    ``published``: the snapshot's evaluation ids, to mark the rows computed here beside it."""
     staging = out.with_name(out.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "encodings").mkdir(parents=True)
@@ -305,7 +317,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
     lb = build(con, chances)
     plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour and dash per encoding, site-wide
     encodings = encoding_pages(con, lb)
-    env = environment({page["name"] for page in encodings})
+    env = environment({page["name"] for page in encodings}, unpublished_entries(con, published))
     runs = run_pages(con)
     overlays = {b.id: overlay(b) for b in lb.boards if kind_of(b).overlaid}
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD, "snapshot": snapshot}

@@ -18,13 +18,13 @@ from pathlib import Path
 from suite.results.store import connect_readonly
 
 
-def render(database: Path, out: Path, snapshot: dict | None = None) -> Path:
+def render(database: Path, out: Path, snapshot: dict | None = None, published: set[str] | None = None) -> Path:
     """Render the whole site into ``out`` (built beside it, then swapped in); returns its index.html.
     ``snapshot``: the published snapshot's SNAPSHOT.json (suite.results.snapshot), stated in the header."""
     from suite.report.pages import render_site
 
     with connect_readonly(database) as con:
-        return render_site(con, out, snapshot)
+        return render_site(con, out, snapshot, published)
 
 
 __all__ = ["render"]

@@ -120,6 +120,14 @@ def read_info(folder: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def published_ids(folder: Path) -> set[str] | None:
+    """The evaluation ids of the snapshot in ``folder``, or None where there is none."""
+    path = Path(folder) / EVALS
+    if not (Path(folder) / SNAPSHOT).is_file() or not path.is_file():
+        return None
+    return {data["eval_id"] for data in _read_lines(path)}
+
+
 def unpack(folder: Path, project) -> tuple[int, int]:
     """Write the snapshot's records (and per-sample files) into ``project``'s results folder;
     a record already there is kept (it is the same piece: ids are content). Returns the

@@ -46,3 +46,41 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
 def test_site_published_without_a_snapshot_says_so(project_root, capsys):
     assert main(["--root", str(project_root), "site", "--published"]) == 1
     assert "no published snapshot" in capsys.readouterr().err
+
+
+def board_ids(root) -> list[str]:
+    from suite.report.leaderboard import build
+    from suite.results.store import connect_readonly
+
+    with connect_readonly(root / "results" / "posbench.duckdb") as con:
+        return [b.id for b in build(con).all]
+
+
+def test_a_new_encoding_trains_only_its_rows_beside_the_published_ones_and_is_submitted(tiny_grid, project_root, capsys):
+    grid = tiny_grid(name="pub", encodings=["nope", "rope"], scales=[1, 2], eval=EVAL)
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
+    before = board_ids(project_root)
+    assert main(["--root", str(project_root), "publish", str(grid)]) == 0
+    shutil.rmtree(project_root / "results")  # a contributor's fresh checkout: the snapshot, no results
+    spec = (project_root / "encodings" / "alibi.yaml").read_text()
+    (project_root / "encodings" / "my-alibi.yaml").write_text(spec.replace("name: alibi", "name: my-alibi", 1))
+    grid = tiny_grid(name="pub", encodings=["nope", "rope", "my-alibi"], scales=[1, 2], eval=EVAL)
+    capsys.readouterr()
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--with-published"]) == 0
+    out = capsys.readouterr().out
+    assert "2 training run(s) and 4 evaluation(s) added to results/" in out
+    assert out.count("trained in") == 1 and "run 1/1 my-alibi/tiny/local/seed0" in out  # only its own row trains
+    assert board_ids(project_root) == before  # adding an encoding renames no board
+    index = (project_root / "site" / "_build" / "index.html").read_text()
+    rows = [row for row in index.split("<tr") if "encodings/" in row and "yours, not published" in row]
+    assert rows and all("my-alibi" in row for row in rows)  # marked as the contributor's, the others not
+    assert main(["--root", str(project_root), "submit", "my-alibi"]) == 0
+    out = capsys.readouterr().out
+    assert "1 training run(s), 2 evaluation(s); verify: reproduced" in out
+    folder = project_root / "submissions" / "my-alibi"
+    assert (folder / "encodings" / "my-alibi.yaml").read_text() == (project_root / "encodings" / "my-alibi.yaml").read_text()
+    with gzip.open(folder / "records" / "runs.jsonl.gz", "rt") as f:
+        assert [json.loads(line)["encoding"] for line in f] == ["my-alibi"]
+    verdict = (folder / "verify.txt").read_text()
+    assert "match: final_train_loss" in verdict and verdict.strip().endswith("figure(s) match") and "MISMATCH" not in verdict
+    assert main(["--root", str(project_root), "submit", "no-such"]) == 1

@@ -1,0 +1,80 @@
+"""``posbench submit NAME``: what a pull request for a new encoding needs, in one folder.
+
+``submissions/<name>/`` holds the spec, the plugin and its tests as ``posbench new-encoding``
+laid them out (copied from the project), the records of every training run trained as the
+encoding and every evaluation of it (gzip JSON lines, as the published snapshot holds them,
+with their per-sample outputs), and ``verify.txt``: ``posbench verify`` of one of those runs,
+retrained here and compared within the stated tolerance. A reviewer merges the records into
+``leaderboard/`` (``posbench publish``) once the plugin is read and the check reproduced.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite.results.records import scan
+from suite.results.snapshot import SAMPLES, _write_lines
+from suite.specs import Project
+from suite.submission.scaffold import paths
+
+
+class SubmitError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Bundle:
+    folder: Path
+    files: list[Path]
+    runs: int
+    evaluations: int
+    verified: bool
+
+
+def submit(project: Project, name: str, verify_log=print) -> Bundle:
+    from suite.submission.verify import verify
+
+    spec, plugin, test = paths(project, name)
+    if not spec.is_file():
+        raise SubmitError(f"no spec {spec}: `posbench new-encoding {name}` writes one")
+    runs = [r for r in scan(project.runs, "training_run").records if r.encoding == name and r.status == "done"]
+    evals = [r for r in scan(project.evals, "evaluation").records
+             if (r.encoding == name or r.run_id in {x.run_id for x in runs}) and r.status == "done"]
+    if not runs and not evals:
+        raise SubmitError(f"no done record of {name} in {project.results}: run a grid with it first "
+                          "(`posbench run grids/smoke.yaml`, with it among the encodings)")
+    folder = project.root / "submissions" / name
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "records" / SAMPLES).mkdir(parents=True)
+    files = []
+    for source in (spec, plugin, test):
+        if source.is_file():
+            target = folder / source.relative_to(project.root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            files.append(target)
+    _write_lines(folder / "records" / "runs.jsonl.gz", runs)
+    _write_lines(folder / "records" / "evals.jsonl.gz", evals)
+    for record in evals:
+        if record.samples:
+            shutil.copyfile(project.root / record.samples, folder / "records" / SAMPLES / f"{record.eval_id}.parquet")
+    files += [folder / "records" / "runs.jsonl.gz", folder / "records" / "evals.jsonl.gz"]
+    verified = False
+    lines = []
+    if runs:
+        cheapest = min(runs, key=lambda r: (r.provenance.train_wall_s or 0, r.run_id))
+        result = verify(project.runs / f"{cheapest.run_id}.json", project, log=lines.append)
+        lines += result.lines
+        verdict = "MISMATCH" if result.mismatches else "match"
+        lines.append(f"{verdict}: {result.matched} of {result.compared} figure(s) match")
+        verified = not result.mismatches
+    else:
+        lines.append(f"no training run of {name} (a training-free variant): its evaluations are checked by "
+                     "`posbench verify` of the checkpoint's run")
+    (folder / "verify.txt").write_text("\n".join(lines) + "\n")
+    files.append(folder / "verify.txt")
+    for line in lines:
+        verify_log(line)
+    return Bundle(folder, files, len(runs), len(evals), verified)
