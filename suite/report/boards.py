@@ -185,13 +185,30 @@ def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
     recipes_of: dict[tuple, set] = defaultdict(set)
     for kind, size, task, metric, recipe in groups:
         recipes_of[(size, task)].add(recipe)
+    first = first_recipes(runs)
     boards = []
-    for key in sorted(groups, key=lambda k: (BOARD_KINDS.get(k[0]).order, k[1], k[2], _metric_order(k[3]), k[4].label)):
+    for key in sorted(groups, key=lambda k: (BOARD_KINDS.get(k[0]).order, k[1], k[2], _metric_order(k[3]),
+                                             k[4] != first.get((k[1], k[2])), k[4].label)):
         kind, size, task, metric, recipe = key
         several = len(recipes_of[(size, task)]) > 1
+        id_part = None if recipe == first.get((size, task)) else recipe.slug
         boards.append(_scale_board(kind, size, task, metric, recipe if several else None, recipe,
-                                   sorted(scales_of[(size, task, recipe)]), groups[key]))
+                                   sorted(scales_of[(size, task, recipe)]), groups[key], id_part))
     return boards
+
+
+def first_recipes(runs: dict) -> dict[tuple, object]:
+    """(size, task) -> the recipe whose runs finished first. Its boards keep the plain id
+    (``lm-tiny-lm``); a later recipe's boards add the recipe to theirs (``lm-tiny-lm-l64-100x16``)
+    and are listed after it, so adding a grid (a smoke run, a contributor's budget) never
+    renames a board that exists, and a published snapshot, computed before, keeps its ids."""
+    earliest: dict[tuple, tuple] = {}
+    for r in runs.values():
+        key = (r["size"], r["task"])
+        mark = (r["finished_at"] or "~", r["recipe"].label)  # unknown dates last; the label breaks ties
+        if key not in earliest or mark < earliest[key][0]:
+            earliest[key] = (mark, r["recipe"])
+    return {key: recipe for key, (_, recipe) in earliest.items()}
 
 
 def _metric_order(metric: str) -> tuple:
@@ -199,7 +216,7 @@ def _metric_order(metric: str) -> tuple:
     return (base, int(depth) if depth.isdigit() else -1, metric)
 
 
-def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows) -> Board:
+def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows, id_part: str | None = None) -> Board:
     info = info_of(metric)
     lower = info.lower_is_better if info else False
     share = bool(info and info.unit == SHARE)
@@ -231,7 +248,7 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows) -
             cell, values = seed_cell(by_entry[enc].get(s, []), share)
             entry.cells[f"s{s}"], entry.per_seed[f"s{s}"], per_scale[enc][s] = cell, values, values
     most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
-    board = Board(_slug(kind, size, task, metric if board_kind.metric_in_id else None, shown_recipe and shown_recipe.slug),
+    board = Board(_slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
                   kind, title, size, task, metric, columns, list(entries.values()), seeds,
                   _interval_text(most_seeds, share), lower, chance, recipe.seq_len, recipe.label,
                   scales=scales, eval_len=eval_len)

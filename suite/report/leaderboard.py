@@ -13,7 +13,7 @@ from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS, kind_of
 from suite.results.rows import metric_info
 from suite.report.boards import (Board, Cell, Column, Entry, _entry, _interval_text, _rank_and_warn, _slug, _usable,
-                                 scale_boards, seed_cell)
+                                 first_recipes, scale_boards, seed_cell)
 from suite.report.figures import _dicts, load_figures, load_runs
 
 
@@ -93,11 +93,11 @@ def cost_boards(runs: dict, entries_of_run: dict[str, list[dict]]) -> list[Board
     for r in runs.values():
         if r["status"] == "done":
             groups[(r["size"], r["task"], r["recipe"])].append(r)
-    several = defaultdict(int)
-    for size, task, _ in groups:
-        several[(size, task)] += 1
+    first = first_recipes(runs)
     boards = []
-    for (size, task, recipe), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2].label)):
+    for (size, task, recipe), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                                               kv[0][2] != first.get(kv[0][:2]),
+                                                                               kv[0][2].label)):
         columns = [Column(k, label, short, desc, lower, digits, "cost") for k, label, short, desc, lower, digits in COST_COLUMNS]
         entries: dict[str, Entry] = {}
         values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
@@ -118,7 +118,7 @@ def cost_boards(runs: dict, entries_of_run: dict[str, list[dict]]) -> list[Board
                 entry.per_seed[key] = dict(values[enc][key])
             entry.shared_by.sort()
         seeds = sorted({r["seed"] for r in rows})
-        board_id = _slug("cost", size, task, recipe.slug if several[(size, task)] > 1 else None)
+        board_id = _slug("cost", size, task, None if recipe == first.get((size, task)) else recipe.slug)
         board = Board(board_id, "cost", f"Training cost: {task}, size {size} ({recipe.label})", size, task, None,
                       columns, sorted(entries.values(), key=lambda e: e.encoding), seeds,
                       _interval_text(len(seeds), False), None, recipe=recipe.label, train_len=recipe.seq_len)

@@ -50,7 +50,8 @@ class Results:
         self.count = 0
 
     def run(self, encoding: str, seed: int, task: str = "lm", size: str = "tiny", seq_len: int = 32,
-            tokens_per_s: float = 1000.0, n_params: int = 100_000) -> dict:
+            tokens_per_s: float = 1000.0, n_params: int = 100_000, steps: int = 20,
+            finished_at: str = "2026-11-20T10:00:00+00:00") -> dict:
         self.count += 1
         run_id = f"run{self.count:04d}"
         record = {
@@ -58,7 +59,7 @@ class Results:
             "run": {"encoding": spec(encoding), "encoding_source": f"{MACHINE}/posbench/encodings/{encoding}.yaml",
                     "size": {"name": size, "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256},
                     "task": {"name": task, "kind": "lm", "corpus": {"kind": "folder", "path": f"{MACHINE}/corpus"}},
-                    "seed": seed, "train": {"seq_len": seq_len, "steps": 20, "batch_size": 4, "lr": 0.003},
+                    "seed": seed, "train": {"seq_len": seq_len, "steps": steps, "batch_size": 4, "lr": 0.003},
                     "data_fingerprint": "fp"},
             "content": {"encoding": {"params": SPECS[encoding]["params"]}}, "encoding": encoding,
             "display_name": SPECS[encoding]["display_name"], "family": SPECS[encoding]["family"], "size": size,
@@ -66,7 +67,7 @@ class Results:
             "provenance": {"git_commit": "0123456789abcdef", "versions": {"python": "3.11"}, "corpus": f"{MACHINE}/corpus (3 files)",
                            "corpus_fingerprint": "fp", "n_params": n_params, "train_tokens_per_s": tokens_per_s,
                            "peak_memory_mb": 500.0, "train_wall_s": 2.0, "wall_s": 3.0,
-                           "finished_at": "2026-11-20T10:00:00+00:00", "final_train_loss": 3.0},
+                           "finished_at": finished_at, "final_train_loss": 3.0},
         }
         write_record(from_json(record), self.runs)
         return record
@@ -240,6 +241,25 @@ def test_overlap_warning_reaches_the_page(tmp_path):
     render(results.database(), tmp_path / "site")
     html = section((tmp_path / "site" / "index.html").read_text(), "lm-tiny-lm")
     assert "intervals of all rows overlap: this board does not separate" in html
+
+
+def test_a_later_recipe_never_renames_a_board_and_is_listed_after_it(tmp_path):
+    """Board ids are stable: the recipe that finished first keeps the plain id; a grid added
+    later (a smoke run of 5 steps, here) gets its recipe in its ids, whatever it holds."""
+    results = Results(tmp_path)
+    for seed in (0, 1):
+        results.bpb(results.run("rope", seed), {1: 2.0 + seed, 2: 2.1 + seed})
+    database = results.database()
+    with connect_readonly(database) as con:
+        before = [b.id for b in build(con).all]
+    assert before == ["lm-tiny-lm", "cost-tiny-lm"]
+    smoke = results.run("alibi", 0, steps=5, finished_at="2026-11-25T10:00:00+00:00")  # later, and a smaller budget
+    results.bpb(smoke, {1: 1.0, 2: 1.0})
+    with connect_readonly(results.database()) as con:
+        lb = build(con)
+    assert [b.id for b in lb.all] == ["lm-tiny-lm", "lm-tiny-lm-l32-5x4", "cost-tiny-lm", "cost-tiny-lm-l32-5x4"]
+    assert [e.encoding for e in lb.find("lm-tiny-lm").entries] == ["rope"]  # the smoke row did not join or displace it
+    assert "(L = 32, 5 steps x 4)" in lb.find("lm-tiny-lm-l32-5x4").title
 
 
 def test_overlapping_intervals_that_paired_tests_separate_are_a_note_not_a_warning(tmp_path):
