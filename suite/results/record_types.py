@@ -90,7 +90,7 @@ class TrainingRecord:
     traceback: str | None = None
     log: str | None = None
     # suite.training.learning_curve: {"step": [...], "train_loss": [...], "heldout_exact_match": [...]}
-    learning_curve: dict[str, list[float]] = field(default_factory=dict)
+    learning_curve: dict[str, list[int | float]] = field(default_factory=dict)
     provenance: TrainingProvenance = field(default_factory=TrainingProvenance)
 
     @property
