@@ -22,23 +22,31 @@ from suite.report.figures import _dicts, load_figures, load_runs
 
 def glue_boards(figures: list[dict], runs: dict, entries_of_run: dict[str, list[dict]],
                 chances: dict[str, float | None]) -> list[Board]:
-    """A board per (size, training task): each task's score and the macro average, for every
-    encoding evaluated on the checkpoint (training-free variants share their checkpoint's)."""
+    """A board per (size, training task, backbone recipe): each task's score and the macro
+    average, for every encoding evaluated on the checkpoint (training-free variants share their
+    checkpoint's). As on the scale boards, the recipe that finished first keeps the plain id."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for f in figures:
         if f["checkpoint_level"] and f["metric"] in ("score", "glue_score"):
             run = runs.get(f["run_id"])
-            groups[(f["size"], run["task"] if run else f["task"])].append(f)
-    tasks_per_size = defaultdict(set)
-    for size, task in groups:
+            recipe = run["recipe"] if run else None
+            groups[(f["size"], run["task"] if run else f["task"], recipe)].append(f)
+    tasks_per_size, recipes_of = defaultdict(set), defaultdict(set)
+    for size, task, recipe in groups:
         tasks_per_size[size].add(task)
+        recipes_of[(size, task)].add(recipe)
+    first = first_recipes(runs)
     boards = []
-    for (size, trained_on), rows in sorted(groups.items()):
+    for (size, trained_on, recipe), rows in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], kv[0][2] != first.get(kv[0][:2]), kv[0][2].label if kv[0][2] else "")):
         title = f"GLUE-style scores, size {size}"
         if len(tasks_per_size[size]) > 1:
             title += f" (backbones trained on {trained_on})"
-        boards.append(_glue_board(_slug("glue", size, trained_on), title, size, trained_on, rows, entries_of_run,
-                                  chances))
+        if len(recipes_of[(size, trained_on)]) > 1 and recipe is not None:
+            title += f" ({recipe.label})"
+        id_part = None if recipe is None or recipe == first.get((size, trained_on)) else recipe.slug
+        boards.append(_glue_board(_slug("glue", size, trained_on, id_part), title, size, trained_on, rows,
+                                  entries_of_run, chances))
     return boards
 
 
