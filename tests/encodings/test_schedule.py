@@ -114,3 +114,32 @@ def test_a_hybrid_schedule_trains_and_evaluates_at_1x_to_16x(tiny_grid, project_
         bpb.update({m["scale"]: m["value"] for m in record["metrics"] if m["metric"] == "bpb"})
     assert sorted(bpb) == [1, 2, 4, 8, 16]
     assert all(0 < v < 8 for v in bpb.values()), bpb  # finite, and better than 8 bits per byte
+
+
+def test_gemma3_schedule_is_transformers_gemma3_layer_by_layer():
+    """encodings/gemma3.yaml against transformers' Gemma 3 (scripts/golden/gemma3.py): each of 12
+    layers has the reference's layer type (five sliding, one full), its RoPE base, its window
+    (the mask of the sliding layers exactly), and rotates q and k as Gemma3RotaryEmbedding's
+    cos/sin through apply_rotary_pos_emb do."""
+    from suite.encodings import ModelDims
+    from tests.encodings.helpers import spec
+
+    g = golden("gemma3")
+    s = spec("gemma3")
+    impl, params = s.implementation(), s.resolved_params()
+    q, k = (torch.tensor(g[n])[None, None] for n in ("q", "k"))
+    pos = torch.tensor(g["positions"])
+    for layer, layer_type in enumerate(g["layer_types"]):
+        ref = g["types"][layer_type]
+        enc = impl(params, ModelDims(g["head_dim"], 1, g["head_dim"], g["layers"], 64, layer=layer))
+        assert enc.inner.params.base == ref["rope_theta"], (layer, layer_type)
+        if ref["window"] is None:
+            assert enc.attention_window is None, layer
+        else:
+            assert (enc.attention_window.size, enc.attention_window.kind) == (ref["window"], "sliding")
+            square = torch.arange(g["length"])
+            visible = torch.isfinite(attention_mask(enc, square, square)[0, 0])
+            assert torch.equal(visible, torch.tensor(ref["visible"])), layer
+        q_rot, k_rot = enc.rotate(q.clone(), k.clone(), pos, pos)
+        for got, name in ((q_rot, "q_rotated"), (k_rot, "k_rotated"), (q_rot @ k_rot.transpose(-2, -1), "logits")):
+            torch.testing.assert_close(got[0, 0], torch.tensor(ref[name]), atol=1e-5, rtol=1e-5, msg=f"{layer} {name}")
