@@ -16,12 +16,12 @@ from pathlib import Path
 
 import duckdb
 
+from suite.results.columns import SAMPLES
 from suite.results.rows import MetricRow, SampleRow
 
-SAMPLE_COLUMNS = tuple(f.name for f in dataclasses.fields(SampleRow))
-_SQL = {"task": "VARCHAR", "scale": "INTEGER", "eval_len": "INTEGER", "metric": "VARCHAR", "doc_id": "BIGINT",
-        "prompt_hash": "VARCHAR", "target": "VARCHAR", "correct": "DOUBLE", "logprob": "DOUBLE", "output": "VARCHAR",
-        "breakdown": "VARCHAR", "breakdown_value": "VARCHAR"}
+# the DuckDB table's columns (derived from SampleRow) without the ids the file name carries
+FILE_COLUMNS = tuple(column for column in SAMPLES.columns if column[0] not in ("eval_id", "run_id"))
+SAMPLE_COLUMNS = tuple(name for name, _ in FILE_COLUMNS)
 
 
 def write_samples(path: Path, samples: list[SampleRow]) -> Path:
@@ -31,7 +31,7 @@ def write_samples(path: Path, samples: list[SampleRow]) -> Path:
     os.close(fd)
     try:
         with duckdb.connect() as con:
-            con.execute(f"CREATE TABLE samples ({', '.join(f'{c} {_SQL[c]}' for c in SAMPLE_COLUMNS)})")
+            con.execute(f"CREATE TABLE samples ({', '.join(f'{name} {sql}' for name, sql in FILE_COLUMNS)})")
             if samples:
                 con.executemany(f"INSERT INTO samples VALUES ({', '.join('?' for _ in SAMPLE_COLUMNS)})",
                                 [dataclasses.astuple(s) for s in samples])

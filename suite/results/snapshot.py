@@ -78,18 +78,14 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one."""
     runs, evals, missing = {}, {}, 0
     for plan in plans.values():
-        for run in plan.runs:
-            path = project.runs / f"{run.run_id}.json"
-            if path.is_file():
-                runs[run.run_id] = read_record(path, "training_run")
-            else:
-                missing += 1
-        for evaluation in plan.evaluations:
-            path = project.evals / f"{evaluation.eval_id}.json"
-            if path.is_file():
-                evals[evaluation.eval_id] = read_record(path, "evaluation")
-            else:
-                missing += 1
+        for found, directory, kind, ids in ((runs, project.runs, "training_run", [r.run_id for r in plan.runs]),
+                                            (evals, project.evals, "evaluation", [e.eval_id for e in plan.evaluations])):
+            for piece in ids:
+                path = directory / f"{piece}.json"
+                if path.is_file():
+                    found[piece] = read_record(path, kind)
+                else:
+                    missing += 1
     out.mkdir(parents=True, exist_ok=True)
     _write_lines(out / RUNS, list(runs.values()))
     _write_lines(out / EVALS, list(evals.values()))
