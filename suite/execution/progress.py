@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from suite.execution.runner import eval_path, run_path
 from suite.plan.grid import Plan
@@ -50,10 +51,17 @@ class GridProgress:
         self.paths = [(run_path(project, r), "training_run") for r in plan.runs]
         self.paths += [(eval_path(project, e), "evaluation") for e in plan.evaluations]
         self.start = time.monotonic()
+        self.finished: dict[Path, str] = {}  # a done record is final (a failed one may be retried): read it once
         self.finished_before = sum(1 for s in self._statuses() if s != "todo")
 
     def _statuses(self) -> list[str]:
-        return [status_of(path, kind) for path, kind in self.paths]
+        out = []
+        for path, kind in self.paths:
+            status = self.finished.get(path) or status_of(path, kind)
+            if status == "done":
+                self.finished[path] = status
+            out.append(status)
+        return out
 
     def snapshot(self, pids: list[int]) -> Snapshot:
         statuses = self._statuses()
