@@ -30,7 +30,9 @@ def cmd_plan(args) -> int:
             totals[k] += v
         shown = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
         names = ", ".join(sorted({e.encoding.name for e in evals if e.encoding.name != run.encoding.name})) or "itself"
-        table.add_row(run.run_id, run.encoding.name, names, run.size.name, run.task.name, str(run.seed),
+        trained_as = run.encoding.name if run.parent is None else \
+            f"{run.encoding.name} [dim](from {run.parent.run_id}, {run.extension_factor:g}x L)[/]"
+        table.add_row(run.run_id, trained_as, names, run.size.name, run.task.name, str(run.seed),
                       f"[{colors[st]}]{st}[/]", shown)
     console.print(table)
     console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))

@@ -31,7 +31,8 @@ class EvalContext:
 
     @property
     def train_len(self) -> int:
-        return self.evaluation.run.train.seq_len
+        """What scale 1 means: the run's training length (a fine-tuned child's: its parent's)."""
+        return self.evaluation.run.base_len
 
     @property
     def eval_len(self) -> int | None:

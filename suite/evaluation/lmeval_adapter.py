@@ -115,7 +115,7 @@ def _equal_length_batches(lengths: list[int], batch_size: int):
 class PosBenchLM(LM):
     """A PosBench model at one eval length. Build it in-process from a model and its
     training length, or from a checkpoint (``checkpoint=...``; then ``train_len`` is
-    the run's ``train.seq_len``). ``eval_len`` defaults to the training length;
+    the run's ``base_len``). ``eval_len`` defaults to the training length;
     the encoding gets scale ``eval_len / train_len`` for every call and 1 after."""
 
     def __init__(self, model: Transformer | None = None, train_len: int | None = None, *,
@@ -129,7 +129,7 @@ class PosBenchLM(LM):
             from suite.training.checkpoints import load_checkpoint  # Lightning is imported only when a checkpoint is read
 
             module = load_checkpoint(Path(checkpoint))
-            model, train_len = module.model, module.run.train.seq_len
+            model, train_len = module.model, module.run.base_len
         if train_len is None:
             raise ValueError("an in-process model needs its train_len")
         self.model = model.eval()

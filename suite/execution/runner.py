@@ -2,7 +2,9 @@
 
 One training run at a time: its checkpoint is trained (or loaded, when its record
 says done) once, then every pending evaluation on it runs, each writing its own
-record. A failure (an exception, a non-finite loss) is a ``failed`` record with the
+record. A child run (a fine-tuned extension) needs its parent's checkpoint: the process
+that reaches it trains the parent first (or waits for the process that holds the parent's
+claim). A failure (an exception, a non-finite loss) is a ``failed`` record with the
 reason, the traceback and the step; the plan goes on. Failed pieces are redone only
 when asked (``retry_failed``). The evaluations of a run whose training failed wait
 for it.
@@ -111,7 +113,7 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
                   "corpus": kind_of(run.task).description(run.task), "corpus_fingerprint": run.data_fingerprint}
     record = TrainingRecord(run_id=run.run_id, run=run.to_dict(), content=run.content(), encoding=run.encoding.name,
                             display_name=run.encoding.display_name, family=run.encoding.family, size=run.size.name,
-                            task=run.task.name, seed=run.seed, status="done")
+                            task=run.task.name, seed=run.seed, status="done", lineage=run.lineage())
     start, module = time.perf_counter(), None
     try:
         result = fit(run, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
@@ -186,6 +188,8 @@ class _Pass:
             from suite.training.checkpoints import load_checkpoint
 
             return load_checkpoint(self.project.checkpoints / f"{run.run_id}.ckpt")
+        if run.parent is not None and not self.parent_ready(run.parent):
+            return None
         claim = self.claim(f"run-{run.run_id}")
         if claim is None:
             return None
@@ -197,6 +201,14 @@ class _Pass:
         self.progress.trained.append(record)
         report_training(self.console, record)
         return module
+
+    def parent_ready(self, parent: TrainingRun) -> bool:
+        """Whether a child can start: its parent is done with a checkpoint, trained now by this
+        process if nobody has (a published parent comes without one), or False while another
+        process holds it (then this pass waits) or its training failed."""
+        if needs_training(parent, self.project, self.retry_failed):
+            return parent.run_id not in self.attempted and self.train(parent) is not None
+        return status_of(run_path(self.project, parent), "training_run") == "done"
 
     def evaluate(self, evaluation: Evaluation, module) -> None:
         claim = self.claim(f"eval-{evaluation.eval_id}")

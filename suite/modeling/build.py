@@ -12,9 +12,15 @@ from suite.modeling.model import ModelConfig, Transformer
 from suite.specs import EncodingSpec, SizeSpec
 
 
-def model_config(size: SizeSpec, train_len: int) -> ModelConfig:
+def model_config(size: SizeSpec, train_len: int, extension_factor: float = 1.0) -> ModelConfig:
     return ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
-                       train_len=train_len)
+                       train_len=train_len, extension_factor=extension_factor)
+
+
+def run_model_config(run) -> ModelConfig:
+    """The model shape of a training run (suite.plan.grid.TrainingRun): scale 1 is its base
+    length, and a fine-tuned extension keeps the factor it trains at."""
+    return model_config(run.size, run.base_len, run.extension_factor)
 
 
 def build_model(encoding: EncodingSpec, cfg: ModelConfig) -> Transformer:

@@ -31,10 +31,17 @@ class ModelConfig:
     d_ff: int = 256  # 4 x d_model, as in GPT-2
     dropout: float = 0.0  # short runs on fresh data do not overfit; no regularisation
     train_len: int = 64  # training context length; scale s evaluates at s x train_len
+    # A fine-tuned extension (suite.plan.grid.TrainingRun.parent) trained at f x train_len with its
+    # encoding at scale f, and keeps that scale at every length, as its authors evaluate it: a
+    # static factor (Chen et al. 2023, position interpolation, Sec. 3; Peng et al. 2023, YaRN,
+    # Sec. 4.1, "s" fixed by the fine-tuning length). 1: the scale follows the evaluation length.
+    extension_factor: float = 1.0
 
     def __post_init__(self):
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if self.extension_factor < 1:
+            raise ValueError(f"extension_factor must be >= 1, got {self.extension_factor}")
 
     @property
     def dims(self) -> ModelDims:
@@ -282,6 +289,8 @@ class Transformer(nn.Module):
         self.position_transform = check_transform(position_transform, first)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
+        if cfg.extension_factor != 1:
+            self.set_scale(1)  # a fine-tuned extension starts (and trains) at its factor
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self.head.weight = self.tok.weight  # weight tying, as in GPT-2
         for part in (self.tok, self.blocks):  # not the encodings: they initialise their own parameters
@@ -298,6 +307,10 @@ class Transformer(nn.Module):
             nn.init.zeros_(module.bias)
 
     def set_scale(self, scale: float) -> None:
+        """Evaluation scale s for every encoding; a fine-tuned extension keeps its factor
+        (ModelConfig.extension_factor) whatever s."""
+        if self.cfg.extension_factor != 1:
+            scale = self.cfg.extension_factor
         for enc in self.encodings:
             enc.set_scale(scale)
         # an encoding may use other hooks at another scale (dynamic scaling: the score hook beyond L)

@@ -54,7 +54,7 @@ def eval_flops(evaluation) -> float:
     if tokens is None or evaluation.scale is None:
         return 0.0
     run = evaluation.run
-    T = evaluation.scale * run.train.seq_len
+    T = evaluation.scale * run.base_len
     return tokens * (2 * matmul_params(run.size) + 4 * run.size.n_layers * T * run.size.d_model)
 
 

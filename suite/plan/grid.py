@@ -7,6 +7,8 @@ Train once, evaluate many (DESIGN.md, "Runs and evaluations"):
   its resolved parameters, the size, the task's training content, the seed, the
   recipe, the data fingerprint and ``RECIPE_VERSION``. Names are not hashed, so two
   grids (or two specs) that ask for the same training share one run and one checkpoint.
+  A child run (a fine-tuned extension: the grid's ``extensions``) continues from its
+  parent's checkpoint; the parent's id is part of its id.
 * An :class:`Evaluation` is (training run, evaluator, its settings, eval-time encoding,
   scale). Its id hashes those plus the evaluator's version. Scales, lm-eval tasks,
   GLUE-style fine-tuning and training-free variants (``trains_as:``) are evaluations:
@@ -53,10 +55,12 @@ class TrainingRun:
     seed: int
     train: TrainRecipe
     data_fingerprint: str
+    parent: "TrainingRun | None" = None  # a fine-tuned extension's parent: it starts from that checkpoint
 
     def content(self) -> dict:
-        """Everything that changes the weights, in canonical JSON-able form."""
-        return {
+        """Everything that changes the weights, in canonical JSON-able form (a parent only
+        where there is one, so the ids of runs without stay what they were)."""
+        content = {
             "recipe_version": RECIPE_VERSION,
             "encoding": encoding_content(self.encoding),
             "size": self.size.model_dump(exclude={"name", "description"}),
@@ -65,6 +69,20 @@ class TrainingRun:
             "train": self.train.model_dump(exclude={"compile"}),  # how, not what: see TrainRecipe
             "data_fingerprint": self.data_fingerprint,
         }
+        if self.parent is not None:
+            content["parent"] = self.parent.run_id
+        return content
+
+    @property
+    def base_len(self) -> int:
+        """What scale 1 means for this run's model: its own training length, or for a child its
+        first ancestor's, so a child's 4x is the same length as its parent's 4x."""
+        return self.train.seq_len if self.parent is None else self.parent.base_len
+
+    @property
+    def extension_factor(self) -> float:
+        """The scale a child was fine-tuned at and keeps (suite.modeling.model.ModelConfig); 1 otherwise."""
+        return self.train.seq_len / self.base_len
 
     @cached_property
     def run_id(self) -> str:
@@ -76,15 +94,28 @@ class TrainingRun:
 
     def to_dict(self) -> dict:
         """The run with its specs' names, enough to rebuild it anywhere: :meth:`from_dict`."""
-        return {"encoding": self.encoding.model_dump(), "encoding_source": self.encoding.source,
-                "size": self.size.model_dump(), "task": self.task.model_dump(), "seed": self.seed,
-                "train": self.train.model_dump(), "data_fingerprint": self.data_fingerprint}
+        d = {"encoding": self.encoding.model_dump(), "encoding_source": self.encoding.source,
+             "size": self.size.model_dump(), "task": self.task.model_dump(), "seed": self.seed,
+             "train": self.train.model_dump(), "data_fingerprint": self.data_fingerprint}
+        if self.parent is not None:
+            d["parent"] = {"run_id": self.parent.run_id, **self.parent.to_dict()}
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainingRun":
+        parent = cls.from_dict(d["parent"]) if d.get("parent") else None
         return cls(encoding=EncodingSpec.model_validate({**d["encoding"], "source": d.get("encoding_source", "")}),
                    size=SizeSpec.model_validate(d["size"]), task=TaskSpec.model_validate(d["task"]), seed=d["seed"],
-                   train=TrainRecipe.model_validate(d["train"]), data_fingerprint=d["data_fingerprint"])
+                   train=TrainRecipe.model_validate(d["train"]), data_fingerprint=d["data_fingerprint"], parent=parent)
+
+    def lineage(self) -> dict | None:
+        """What a child continues from, for its record and page; None for a run trained from scratch."""
+        if self.parent is None:
+            return None
+        return {"parent_run_id": self.parent.run_id, "parent_label": self.parent.label,
+                "parent_encoding": self.parent.encoding.name, "parent_steps": self.parent.train.steps,
+                "parent_seq_len": self.parent.train.seq_len, "steps": self.train.steps, "seq_len": self.train.seq_len,
+                "factor": self.extension_factor}
 
 
 @dataclass(frozen=True)
@@ -177,9 +208,25 @@ def expand(grid: Grid, fingerprint=None) -> Plan:
         if encoding not in evaluated_as[run.run_id]:
             evaluated_as[run.run_id].append(encoding)
         requests[run.run_id] = kind.evaluations(task, spec) + [EvalRequest(e.evaluator, e.settings) for e in spec.evaluations]
+    for child in children(grid, runs):  # after every parent, so one process trains a parent first
+        runs.setdefault(child.run_id, child)
+        evaluated_as[child.run_id] = [child.encoding]
+        requests[child.run_id] = requests[child.parent.run_id]
     evaluations = [e for run_id, run in runs.items()
                    for e in evaluations_for(run, evaluated_as[run_id], requests[run_id], spec.scales)]
     return Plan(tuple(runs.values()), tuple(evaluations))
+
+
+def children(grid: Grid, runs: dict[str, TrainingRun]) -> list[TrainingRun]:
+    """The grid's fine-tuned extensions: for every run of an entry's parent encoding (each
+    size, task and seed), one child per encoding of the entry."""
+    out = []
+    for entry, encodings in zip(grid.spec.extensions, grid.extended):
+        parents = [r for r in runs.values() if r.parent is None and r.encoding.name == entry.parent]
+        for parent, encoding in itertools.product(parents, encodings):
+            out.append(TrainingRun(encoding, parent.size, parent.task, parent.seed, entry.recipe(parent.train),
+                                   parent.data_fingerprint, parent=parent))
+    return out
 
 
 # -- checks that need the registries (run by `validate`, `plan` and `run` before anything trains) --
@@ -192,7 +239,8 @@ def check_grid(grid: Grid) -> list:
     from suite.core.yamldoc import read_yaml
 
     doc = read_yaml(grid.path)
-    return _check_evaluations(grid, doc) + _check_trains_as(grid) + _check_span(grid, doc) + check_limits(grid, doc)
+    return (_check_evaluations(grid, doc) + _check_trains_as(grid) + _check_extensions(grid, doc) + _check_span(grid, doc)
+            + check_limits(grid, doc))
 
 
 def _check_evaluations(grid: Grid, doc) -> list:
@@ -241,6 +289,31 @@ def _check_trains_as(grid: Grid) -> list:
                     f"the '{base.name}' checkpoint does not fit {encoding.name}'s encoding at size '{size.name}': "
                     f"state {sorted(theirs.items())} vs {sorted(mine.items())}")))
                 break
+    return errors
+
+
+def _check_extensions(grid: Grid, doc) -> list:
+    """A child starts from its parent's weights: the parent's state must load into the
+    child's model as it is (DroPE's NoPE child of RoPE does; a learned table does not
+    grow to a longer length)."""
+    from suite.encodings import ModelDims
+
+    errors = []
+    for i, (entry, encodings) in enumerate(zip(grid.spec.extensions, grid.extended)):
+        parent = next((e for e in grid.encodings if e.name == entry.parent), None)
+        if parent is None:
+            continue  # reported when the grid was loaded
+        for size, encoding in itertools.product(grid.sizes, encodings):
+            dims = ModelDims(size.d_model, size.n_heads, size.d_model // size.n_heads, size.n_layers, grid.spec.train.seq_len)
+            try:
+                mine, theirs = (_state_shapes(e, dims) for e in (encoding, parent))
+            except Exception:  # external code not imported, or dims the encoding refuses (check_limits says)
+                continue
+            if mine != theirs:
+                j = [e.name for e in encodings].index(encoding.name)
+                errors.append(doc.error(("extensions", i, "encodings", j), (
+                    f"the '{parent.name}' checkpoint does not fit {encoding.name}'s encoding at size '{size.name}': "
+                    f"state {sorted(theirs.items())} vs {sorted(mine.items())}")))
     return errors
 
 

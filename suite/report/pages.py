@@ -215,6 +215,14 @@ def run_pages(con) -> list[dict]:
         r["window_policies"] = sorted({m["window_policy"] for m in r["metrics"] if m["window_policy"]})
         r["learning_curve"] = json.loads(r["learning_curve"]) if r.get("learning_curve") else {}
         r["learning_plots"] = learning_plots(r)
+        r["lineage"] = json.loads(r["lineage"]) if r.get("lineage") else None
+    children = defaultdict(list)  # parent run id -> its fine-tuned children, linked both ways
+    for r in runs:
+        if r["lineage"]:
+            children[r["lineage"]["parent_run_id"]].append({"run_id": r["run_id"], "encoding": r["encoding"],
+                                                             "display_name": r["display_name"]})
+    for r in runs:
+        r["children"] = children[r["run_id"]]
     return runs
 
 

@@ -91,6 +91,8 @@ class TrainingRecord:
     log: str | None = None
     # suite.training.learning_curve: {"step": [...], "train_loss": [...], "heldout_exact_match": [...]}
     learning_curve: dict[str, list[int | float]] = field(default_factory=dict)
+    # a fine-tuned child's parent and extension (suite.plan.grid.TrainingRun.lineage); None: trained from scratch
+    lineage: dict[str, Any] | None = None
     provenance: TrainingProvenance = field(default_factory=TrainingProvenance)
 
     @property

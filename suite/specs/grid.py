@@ -90,6 +90,35 @@ class EvaluationEntry(Spec):
     settings: dict[str, Any] = {}
 
 
+class ExtensionSpec(Spec):
+    """Fine-tuned extension (DESIGN.md, "Data flow"): each of ``encodings`` continues from the
+    checkpoint of ``parent`` (an encoding of the grid that trains as itself) for ``steps`` more
+    steps at ``factor`` x its training length, trained as itself (position interpolation as Chen
+    et al. 2023 fine-tune it, Sec. 3.2; YaRN as Peng et al. 2023, Sec. 4; DroPE's recalibration
+    with RoPE removed, arXiv 2512.12167). The recipe is the parent's with these fields over it."""
+
+    parent: str
+    encodings: list[str] = Field(min_length=1)
+    factor: int = Field(2, ge=1, le=MAX_SCALE)  # the child's training length: factor x the parent's
+    steps: int = Field(gt=0, le=MAX_STEPS)
+    lr: float | None = Field(None, gt=0)
+    batch_size: int | None = Field(None, gt=0, le=MAX_BATCH)
+    warmup_steps: int | None = Field(None, ge=0, le=MAX_STEPS)
+    # the children's row names are "<encoding>-<label>" (default "ft<factor>x"): two entries
+    # that fine-tune one encoding differently need two labels
+    label: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+
+    @property
+    def suffix(self) -> str:
+        return self.label or f"ft{self.factor}x"
+
+    def recipe(self, parent: "TrainRecipe") -> "TrainRecipe":
+        """The child's recipe: the parent's, at ``factor`` x its length, with this entry's fields over it."""
+        override = {k: v for k, v in {"steps": self.steps, "lr": self.lr, "batch_size": self.batch_size,
+                                      "warmup_steps": self.warmup_steps}.items() if v is not None}
+        return TrainRecipe.model_validate({**parent.model_dump(), **override, "seq_len": self.factor * parent.seq_len})
+
+
 class GridSpec(Spec):
     name: str
     description: str = ""
@@ -106,6 +135,7 @@ class GridSpec(Spec):
     eval: EvalRecipe = EvalRecipe()
     glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
     evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
+    extensions: list[ExtensionSpec] = []  # child runs fine-tuned from a trained encoding's checkpoints
     # GiB of memory on the machine that runs each piece (a cluster's GPU), for the check that a
     # training run fits (suite.plan.limits); None: this machine's RAM or GPU memory
     device_memory_gib: float | None = Field(None, gt=0)
@@ -190,6 +220,8 @@ class Grid:
     sizes: tuple[SizeSpec, ...]
     tasks: tuple[TaskSpec, ...]
     trained_as: dict[str, EncodingSpec]  # a variant's name -> the spec whose checkpoint it evaluates
+    # per ``extensions`` entry, the encodings its children train with (renamed "<name>-<suffix>")
+    extended: tuple[tuple[EncodingSpec, ...], ...] = ()
 
 
 def load_grid(path: Path, project: Project) -> Grid:
@@ -234,9 +266,57 @@ def load_grid(path: Path, project: Project) -> Grid:
                 trained_as[encoding.name] = load_trained_as(encoding, project)
             except SpecErrors as exc:
                 errors += exc.errors
+    extended, extension_errors = _load_extensions(spec, doc, path, project, loaded["encodings"])
+    errors += extension_errors
     if errors:
         raise SpecErrors(errors)
-    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as)
+    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as,
+                extended)
+
+
+def _load_extensions(spec: GridSpec, doc, path: Path, project: Project, encodings: list[EncodingSpec]):
+    """Each ``extensions`` entry's encodings, loaded and renamed for their rows, and the
+    problems: a parent that is not a trained encoding of the grid, an unknown encoding, two
+    children with one name (a grid row each)."""
+    trained = {e.name for e in encodings if not e.trains_as}
+    extended, errors, names = [], [], {e.name: ("encodings",) for e in encodings}
+    for i, entry in enumerate(spec.extensions):
+        if entry.parent not in trained:
+            why = "a training-free variant: name the spec it trains as" if entry.parent in spec.encodings else \
+                f"not an encoding of this grid{did_you_mean(entry.parent, sorted(trained))}"
+            errors.append(doc.error(("extensions", i, "parent"), f"'{entry.parent}' is {why}"))
+        children = []
+        for j, ref in enumerate(entry.encodings):
+            target = project.spec_path("encodings", ref, path.parent)
+            problem = project.ref_problem(ref, target)
+            if problem or not target.is_file():
+                known = sorted(p.stem for p in (project.root / "encodings").glob("*.yaml"))
+                errors.append(doc.error(("extensions", i, "encodings", j),
+                                        problem or f"no encoding '{ref}'{did_you_mean(ref, known)}"))
+                continue
+            try:
+                encoding = load_encoding(target)
+            except SpecErrors as exc:
+                errors += exc.errors
+                continue
+            child = fine_tuned_spec(encoding, entry)
+            if child.name in names:
+                errors.append(doc.error(("extensions", i, "encodings", j), (
+                    f"a second row named '{child.name}' (also {'.'.join(map(str, names[child.name]))}): "
+                    "give one of the entries its own `label`")))
+            names[child.name] = ("extensions", i, "encodings", j)
+            children.append(child)
+        extended.append(tuple(children))
+    return tuple(extended), errors
+
+
+def fine_tuned_spec(encoding: EncodingSpec, entry: ExtensionSpec) -> EncodingSpec:
+    """The encoding as a fine-tuned child trains it: its own implementation and parameters
+    (a training-free variant's included: PI fine-tuned is PI's frequencies, trained), under
+    the row name ``<name>-<suffix>``."""
+    return encoding.model_copy(update={
+        "name": f"{encoding.name}-{entry.suffix}", "trains_as": None,
+        "display_name": f"{encoding.display_name}, fine-tuned from {entry.parent} at {entry.factor}x ({entry.steps} steps)"})
 
 
 def _check_task_recipes(spec: GridSpec, doc, tasks: list[TaskSpec]) -> list:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import lightning as L
 
-from suite.modeling.build import build_model, model_config
+from suite.modeling.build import build_model, run_model_config
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun, encoding_content
 from suite.specs import EncodingSpec
@@ -37,7 +37,7 @@ def model_for(evaluation_encoding: EncodingSpec, trained: LanguageModel) -> Tran
     run = trained.run
     if encoding_content(evaluation_encoding) == encoding_content(run.encoding):
         return trained.model
-    model = build_model(evaluation_encoding, model_config(run.size, run.train.seq_len))
+    model = build_model(evaluation_encoding, run_model_config(run))
     model.load_state_dict(trained.model.state_dict(), strict=True)
     return model.eval()
 

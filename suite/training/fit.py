@@ -1,6 +1,8 @@
 """Training one run: ``fit`` builds the module and the Trainer, trains, and writes one checkpoint.
 
-A run with an hpc checkpoint (Lightning's requeue under SLURM, suite.training.trainer)
+A child run (a fine-tuned extension) starts from its parent's weights, which the runner
+has trained first (suite.execution.runner); its optimizer and schedule start afresh, as
+the methods' fine-tuning does. A run with an hpc checkpoint (Lightning's requeue under SLURM, suite.training.trainer)
 resumes from it (``ckpt_path="hpc"``) and skips the batches already consumed, so it ends
 with the weights and loss of an uninterrupted run. A failure is :class:`TrainingFailed`
 with the step it happened at (the runner records both).
@@ -22,7 +24,7 @@ from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
 from suite.plan.task_kinds import kind_of
-from suite.training.checkpoints import resume_dir, save_atomically
+from suite.training.checkpoints import load_checkpoint, resume_dir, save_atomically
 from suite.training.learning_curve import LearningCurve
 from suite.training.module import LanguageModel
 from suite.training.trainer import StepBoundarySignal, make_trainer, training_settings
@@ -50,6 +52,9 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     settings = {**training_settings(), **trainer_overrides}
     accelerate(module.model, settings["accelerator"] == "gpu", run.train.compile)
     hpc, boundary = resume_dir(checkpoint_dir, run), StepBoundarySignal()
+    resuming = any(hpc.glob("hpc_ckpt_*.ckpt"))
+    if run.parent is not None and not resuming:  # a resumed child has its own weights in the hpc checkpoint
+        start_from_parent(module, checkpoint_dir / f"{run.parent.run_id}.ckpt")
     curve = LearningCurve(run.train.steps, kind_of(run.task).learning_probe(run.task, run.train))
     settings["callbacks"] = [boundary, curve, *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
@@ -58,7 +63,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     start = time.perf_counter()
     try:
         data = RunDataModule(run)
-        trainer.fit(module, datamodule=data, ckpt_path="hpc" if any(hpc.glob("hpc_ckpt_*.ckpt")) else None)
+        trainer.fit(module, datamodule=data, ckpt_path="hpc" if resuming else None)
         loss = module.final_loss.item()
         if not math.isfinite(loss):  # no checkpoint of NaN weights is ever written
             raise FloatingPointError(f"training diverged: final loss {loss}")
@@ -81,6 +86,14 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
     return FitResult(module, checkpoint, stats, curve.curve)
+
+
+def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:
+    """The parent's weights in the child's model, strictly: the grid check
+    (suite.plan.grid._check_extensions) has made sure they fit."""
+    if not parent_checkpoint.is_file():
+        raise FileNotFoundError(f"the parent's checkpoint {parent_checkpoint} is missing: train the parent first")
+    module.model.load_state_dict(load_checkpoint(parent_checkpoint).model.state_dict(), strict=True)
 
 
 def accelerate(model: Transformer, on_gpu: bool, compile: bool) -> None:

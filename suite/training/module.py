@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from suite.core.runtime import warmup_cosine
 from suite.data.synthetic_train import IGNORE
-from suite.modeling.build import build_model, model_config
+from suite.modeling.build import build_model, run_model_config
 from suite.plan.grid import TrainingRun
 
 
@@ -23,7 +23,7 @@ class LanguageModel(L.LightningModule):
         super().__init__()
         self.save_hyperparameters()
         self.run = TrainingRun.from_dict(run)
-        self.model = build_model(self.run.encoding, model_config(self.run.size, self.run.train.seq_len))
+        self.model = build_model(self.run.encoding, run_model_config(self.run))
         self.last_loss = torch.tensor(float("nan"))  # a tensor: reading it each step would sync the device
 
     def training_step(self, batch, batch_idx):

@@ -71,12 +71,14 @@ def records(root: Path, folder: str) -> list[dict]:
 
 
 def test_a_grid_runs_to_completion_as_a_job_array(cluster, tiny_grid, project_root, capsys):
+    # a fine-tuned child too: its task waits for (or trains) its parent, whichever task starts first
     grid = tiny_grid(name="array", encodings=["nope", "rope"], scales=[1, 2], eval=QUICK_EVAL,
-                     train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1})
+                     train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1},
+                     extensions=[{"parent": "rope", "encodings": ["rope-pi"], "factor": 2, "steps": 5}])
     assert main(["--root", str(project_root), "run", str(grid), *SUBMIT]) == 0
     folder, job_id = submitted(project_root)
     out = capsys.readouterr().out
-    assert f"submitted job array {job_id}" in out and "#SBATCH --array=0-1%2" in (folder / "job.sbatch").read_text()
+    assert f"submitted job array {job_id}" in out and "#SBATCH --array=0-2%2" in (folder / "job.sbatch").read_text()
     assert not (project_root / "results" / "posbench.duckdb").exists()  # submitting does not ingest
     wait_until_gone(cluster, job_id, timeout_s=240)
 
@@ -86,15 +88,17 @@ def test_a_grid_runs_to_completion_as_a_job_array(cluster, tiny_grid, project_ro
     assert sorted(r["run_id"] for r in runs) == sorted(r.run_id for r in plan.runs), logs
     assert sorted(e["eval_id"] for e in evals) == sorted(e.eval_id for e in plan.evaluations), logs
     assert {r["status"] for r in runs + evals} == {"done"}
-    assert sorted(p.name for p in folder.glob("*.out")) == [f"{job_id}_0.out", f"{job_id}_1.out"]
+    assert sorted(p.name for p in folder.glob("*.out")) == [f"{job_id}_{i}.out" for i in range(3)]
+    child = next(r for r in runs if r["lineage"])
+    assert child["encoding"] == "rope-pi-ft2x" and child["lineage"]["parent_run_id"] == plan.runs[1].run_id
 
     assert main(["--root", str(project_root), "status", str(grid), "--ingest"]) == 0
     out = capsys.readouterr().out
-    assert "training runs │    2 │       0 │       0 │      0" in out, out
-    assert "evaluations │    4 │       0 │       0 │      0" in out, out
+    assert "training runs │    3 │       0 │       0 │      0" in out, out
+    assert "evaluations │    6 │       0 │       0 │      0" in out, out
     assert f"array {job_id}" in out
     with duckdb.connect(str(project_root / "results" / "posbench.duckdb"), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM evaluations WHERE status = 'done'").fetchone() == (4,)
+        assert con.execute("SELECT count(*) FROM evaluations WHERE status = 'done'").fetchone() == (6,)
     assert main(["--root", str(project_root), "site"]) == 0
     assert (project_root / "site" / "_build" / "index.html").is_file()
 

@@ -1,0 +1,113 @@
+"""Fine-tuned extensions (child runs) end to end: a parent trains, children continue from its
+checkpoint at 2 x L, ids chain, a rerun trains nothing, a preempted child resumes to the
+weights of an uninterrupted one, and the record and page show the lineage."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from suite.cli.main import main
+from suite.execution.runner import run_path
+from suite.plan.grid import expand
+from suite.specs import Project, load_grid
+from suite.training.checkpoints import load_checkpoint, resume_dir
+from suite.training.fit import TrainingFailed, fit
+from tests.e2e.test_distributed import StopAt
+
+QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
+PARENT = {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2}
+EXTENSION = {"parent": "rope", "encodings": ["rope-pi", "nope"], "factor": 2, "steps": 12, "lr": 1.0e-3}
+
+
+def extension_grid(tiny_grid, name="ext", train=PARENT, extension=EXTENSION):
+    return tiny_grid(name=name, encodings=["rope", "rope-pi"], scales=[1, 2], eval=QUICK_EVAL, train=train,
+                     extensions=[extension])
+
+
+def test_a_child_continues_from_its_parent_and_shows_its_lineage(tiny_grid, project_root, capsys):
+    grid = extension_grid(tiny_grid)
+    project = Project(project_root)
+    plan = expand(load_grid(grid, project))
+    parent, *children = plan.runs
+    assert [r.encoding.name for r in plan.runs] == ["rope", "rope-pi-ft2x", "nope-ft2x"]
+    assert all(c.parent is parent and c.train.seq_len == 64 and c.base_len == 32 for c in children)
+    # the parent's id is part of the child's: another parent, another child, same extension recipe
+    other = expand(load_grid(extension_grid(tiny_grid, "ext2", train={**PARENT, "steps": 21}), Project(project_root)))
+    assert other.runs[1].train == children[0].train and other.runs[1].run_id != children[0].run_id
+    # the children evaluate at the parent's scales: 2x is 64 bytes for every row
+    assert {(e.run.run_id, e.scale) for e in plan.evaluations} == {(r.run_id, s) for r in plan.runs for s in (1, 2)}
+
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0
+    records = {r.run_id: json.loads(run_path(project, r).read_text()) for r in plan.runs}
+    assert {r["status"] for r in records.values()} == {"done"}
+    pi = records[children[0].run_id]
+    assert pi["lineage"] == {"parent_run_id": parent.run_id, "parent_label": parent.label, "parent_encoding": "rope",
+                             "parent_steps": 20, "parent_seq_len": 32, "steps": 12, "seq_len": 64, "factor": 2.0}
+    assert records[parent.run_id]["lineage"] is None
+    # the child started from the parent's weights: fine-tuning moved them, but not far
+    weights = {r.run_id: load_checkpoint(project_root / records[r.run_id]["checkpoint"]).model.state_dict()
+               for r in (parent, children[0])}
+    moved = [(weights[children[0].run_id][k] - w).norm() / w.norm() for k, w in weights[parent.run_id].items()
+             if w.dtype.is_floating_point and w.norm() > 0]
+    assert 0 < max(moved) < 0.5
+    # PI fine-tuned keeps its factor 2 at every scale: at 1x (32 bytes) it is not the parent's model
+    child_model = load_checkpoint(project_root / pi["checkpoint"]).model
+    assert child_model.encodings[0].scale == 2.0
+    child_model.set_scale(1)
+    assert child_model.encodings[0].scale == 2.0
+
+    written = {p: p.stat().st_mtime_ns for p in project.runs.glob("*.json")}
+    capsys.readouterr()
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0  # a rerun trains nothing
+    assert "3 training runs, 8 evaluations; 0 run(s) with work to do, 0 evaluation(s)" in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in project.runs.glob("*.json")} == written
+
+    site = project_root / "site" / "_build" / "runs"
+    child_page, parent_page = ((site / f"{r.run_id}.html").read_text() for r in (children[0], parent))
+    assert f'href="{parent.run_id}.html">{parent.label}</a> (20 steps at L = 32), fine-tuned for 12 steps at L = 64' \
+        in child_page
+    assert f'href="{children[0].run_id}.html">RoPE + position interpolation, fine-tuned from rope at 2x (12 steps)</a>' in parent_page
+
+
+def test_a_preempted_child_resumes_to_the_weights_of_an_uninterrupted_one(tiny_grid, project_root):
+    grid = extension_grid(tiny_grid, extension={**EXTENSION, "encodings": ["rope-pi"]})
+    project = Project(project_root)
+    plan = expand(load_grid(grid, project))
+    parent, child = plan.runs
+    torch.set_num_threads(1)  # one thread for both runs of the child: CPU kernels are deterministic for a thread count
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    uninterrupted = json.loads(run_path(project, child).read_text())
+    weights = load_checkpoint(project_root / uninterrupted["checkpoint"]).model.state_dict()
+
+    # the child is preempted at step 7 (an hpc checkpoint, as Lightning's requeue writes it) and its record removed
+    run_path(project, child).unlink()
+    (project.checkpoints / f"{child.run_id}.ckpt").unlink()
+    with pytest.raises(TrainingFailed, match="preempted"):
+        fit(child, project.checkpoints, progress_bar=False, callbacks=[StopAt(7).callback])
+    assert list(resume_dir(project.checkpoints, child).glob("hpc_ckpt_*.ckpt"))
+
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    resumed = json.loads(run_path(project, child).read_text())
+    assert resumed["provenance"]["resumed_from_step"] == 7
+    assert resumed["provenance"]["final_train_loss"] == uninterrupted["provenance"]["final_train_loss"]
+    mine = load_checkpoint(project_root / resumed["checkpoint"]).model.state_dict()
+    diffs = {k: (mine[k] - w).abs().max().item() for k, w in weights.items() if not torch.equal(mine[k], w)}
+    assert not diffs, diffs
+
+
+def test_a_child_of_a_published_parent_trains_the_parent_first(tiny_grid, project_root):
+    """A parent done without its checkpoint (a published record) is trained again, once,
+    by the process that reaches its child."""
+    grid = extension_grid(tiny_grid, extension={**EXTENSION, "encodings": ["rope-pi"]})
+    project = Project(project_root)
+    parent, child = expand(load_grid(grid, project)).runs
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    for run in (parent, child):
+        (project.checkpoints / f"{run.run_id}.ckpt").unlink()
+    run_path(project, child).unlink()
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    assert (project.checkpoints / f"{parent.run_id}.ckpt").is_file()
+    assert json.loads(run_path(project, child).read_text())["status"] == "done"
