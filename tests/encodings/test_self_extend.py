@@ -1,0 +1,52 @@
+"""Self-Extend against its authors' attention forward (golden values: scripts/golden/self_extend.py,
+datamllab/LongLM@cdbbb06 executed as written), and through the model's explicit path."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from suite.modeling.model import AttentionPath
+
+from tests.encodings.helpers import build_model, dims, encoding, golden
+
+
+def attention_weights(enc, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """softmax of the logits [T, T] as the model's explicit path computes them: rotate,
+    q k^T / sqrt(Dh) with the causal mask, then the score hook."""
+    pos = torch.arange(q.shape[0])
+    q_rot, k_rot = enc.rotate(q[None, None], k[None, None], pos, pos)
+    mask = torch.full((len(pos), len(pos)), float("-inf")).triu(1)
+    scores = q_rot @ k_rot.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask
+    return enc.score(q_rot, k_rot, scores, pos, pos).softmax(dim=-1)[0, 0]
+
+
+@pytest.mark.parametrize("case", range(len(golden("self-extend")["cases"])))
+def test_self_extend_is_the_authors_attention(case):
+    """Each (G, W) of the golden file, W / G fractional in two: the attention weights of
+    the reference's self_extend_forward, every row and key."""
+    g = golden("self-extend")
+    c = g["cases"][case]
+    enc = encoding("self-extend", dims(head_dim=g["head_dim"]), base=g["base"], group_size=c["group_size"],
+                   window=c["window"]).eval()
+    weights = attention_weights(enc, torch.tensor(g["q"]), torch.tensor(g["k"]))
+    torch.testing.assert_close(weights, torch.tensor(c["attention_weights"]), rtol=1e-5, atol=1e-5)
+
+
+def test_self_extend_is_rope_within_the_window_and_during_training():
+    """Keys nearer than W keep RoPE's logits; training (trains_as: rope) is plain RoPE."""
+    torch.manual_seed(0)
+    q, k = torch.randn(40, 16) * 2, torch.randn(40, 16) * 2
+    rope, extended = encoding("rope"), encoding("self-extend", window=8, group_size=4).eval()
+    plain, grouped = attention_weights(rope, q, k), attention_weights(extended, q, k)
+    torch.testing.assert_close(plain[:8], grouped[:8])  # rows that see no key 8 or more back
+    assert not torch.allclose(plain[8:], grouped[8:], atol=1e-3)
+    assert torch.equal(attention_weights(extended.train(), q, k), plain)
+
+
+def test_a_model_with_self_extend_takes_the_explicit_path_and_loads_the_rope_checkpoint():
+    rope, extended = build_model("rope"), build_model("self-extend")
+    extended.load_state_dict(rope.state_dict(), strict=True)  # trains_as: rope
+    assert extended.paths[0] is AttentionPath.EXPLICIT
