@@ -48,6 +48,10 @@ def cmd_run(args) -> int:
     from suite.execution.runner import failed_pieces, pending
 
     quiet_libraries()
+    if args.dry_run and args.executor != "slurm":  # it would be ignored, and the whole grid would run
+        err_console.print("--dry-run writes a SLURM submission without submitting it (with --executor slurm); "
+                          "`posbench plan GRID` shows what a local run would do")
+        return 1
     project, grid, plan = load_grid_plan(args)
     if args.with_published:
         from suite.results.snapshot import unpack

@@ -29,3 +29,11 @@ def test_names_are_whole_in_a_wide_terminal_and_cut_in_80_columns(project):  # n
     wide, narrow = (render_text(database, "lm-tiny-lm", width=w) for w in (140, 80))
     assert longest in wide and max(len(line) for line in wide.splitlines()) <= 140
     assert longest not in narrow and max(len(line) for line in narrow.splitlines()) <= 80
+
+
+def test_dry_run_without_slurm_is_refused_and_runs_nothing(tiny_grid, project_root, capsys):
+    """`--dry-run` belongs to the SLURM executor; a local run used to ignore it and train the grid."""
+    grid = tiny_grid(name="dry")
+    assert main(["--root", str(project_root), "run", str(grid), "--dry-run"]) == 1
+    assert "`posbench plan GRID` shows what a local run would do" in capsys.readouterr().err
+    assert not (project_root / "results").exists()
