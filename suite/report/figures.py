@@ -44,11 +44,14 @@ class Recipe:
 
 
 def load_runs(con) -> dict[str, dict]:
-    """run_id -> the run's row (cost, provenance) with its parsed training recipe."""
+    """run_id -> the run's row (cost, provenance) with its parsed training recipe. A fine-tuned
+    child (suite.plan.grid.TrainingRun.parent) takes its parent's: it is a row of the parent's
+    boards, beside the training-free rows of the same checkpoint, at the same scales."""
     runs = {}
     for r in _dicts(con, """SELECT run_id, encoding, display_name, family, size, task, seed, status, n_params,
                                    train_tokens_per_s, peak_memory_mb, train_wall_s, wall_s, git_commit, finished_at,
-                                   json_extract(run, '$.train') AS train, json_extract(run, '$.size') AS size_spec,
+                                   coalesce(json_extract(run, '$.parent.train'), json_extract(run, '$.train')) AS train,
+                                   json_extract(run, '$.size') AS size_spec,
                                    corpus, json_extract_string(run, '$.task.kind') AS kind,
                                    e.eval_peak_memory_mb, e.eval_wall_s
                             FROM runs LEFT JOIN (

@@ -179,7 +179,8 @@ def _curves(con) -> dict[tuple, tuple[list, int]]:
     """(encoding, size, task) -> (one loss-vs-position series per scale, mean over seeds; the training length)."""
     rows = _dicts(con, """
         SELECT e.encoding, e.size, c.task, c.scale, (c.pos_start + c.pos_end) / 2.0 AS pos, avg(c.value) AS bits,
-               any_value(json_extract(r.run, '$.train.seq_len'))::INTEGER AS train_len
+               any_value(coalesce(json_extract(r.run, '$.parent.train.seq_len'),  -- a child's scales are its parent's
+                                 json_extract(r.run, '$.train.seq_len')))::INTEGER AS train_len
         FROM curves c JOIN evaluations e USING (eval_id) JOIN runs r ON r.run_id = e.run_id
         WHERE e.status = 'done' AND c.value IS NOT NULL
         GROUP BY e.encoding, e.size, c.task, c.scale, c.pos_start, c.pos_end
