@@ -106,12 +106,24 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
     log(f"re-training {run.label} ({run.run_id}) on {here}; tolerance {tolerance}")
     with tempfile.TemporaryDirectory(prefix="posbench-verify-") as tmp:
         scratch = Project(Path(tmp))
+        for ancestor in _ancestors(run):  # a fine-tuned child starts from its parent's weights: those are re-trained too
+            log(f"re-training its parent {ancestor.label} ({ancestor.run_id}) first")
+            fit(ancestor, scratch.checkpoints, progress_bar=False)
         result = fit(run, scratch.checkpoints, progress_bar=False)
         out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
                     tolerance)
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
     return out
+
+
+def _ancestors(run) -> list:
+    """A child's parent chain, the first ancestor first."""
+    chain = []
+    while run.parent is not None:
+        run = run.parent
+        chain.insert(0, run)
+    return chain
 
 
 def _verify_evaluations(run, module, project: Project, scratch: Project, tolerance: Tolerance, out: Verification, log) -> None:

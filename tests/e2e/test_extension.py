@@ -13,6 +13,7 @@ from suite.cli.main import main
 from suite.execution.runner import run_path
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
+from suite.submission.verify import verify
 from suite.training.checkpoints import load_checkpoint, resume_dir
 from suite.training.fit import TrainingFailed, fit
 from tests.e2e.test_distributed import StopAt
@@ -64,6 +65,10 @@ def test_a_child_continues_from_its_parent_and_shows_its_lineage(tiny_grid, proj
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 0  # a rerun trains nothing
     assert "3 training runs, 8 evaluations; 0 run(s) with work to do, 0 evaluation(s)" in capsys.readouterr().out
     assert {p: p.stat().st_mtime_ns for p in project.runs.glob("*.json")} == written
+
+    # `posbench verify` re-trains a child's parent first, then the child, and reproduces its figures
+    verified = verify(run_path(project, children[0]), project, log=lambda _: None)
+    assert verified.mismatches == 0 and verified.compared > 1, verified.lines
 
     site = project_root / "site" / "_build" / "runs"
     child_page, parent_page = ((site / f"{r.run_id}.html").read_text() for r in (children[0], parent))
