@@ -116,3 +116,18 @@ def test_a_child_of_a_published_parent_trains_the_parent_first(tiny_grid, projec
     assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
     assert (project.checkpoints / f"{parent.run_id}.ckpt").is_file()
     assert json.loads(run_path(project, child).read_text())["status"] == "done"
+
+
+def test_two_workers_divide_a_grid_with_children_and_train_each_run_once(tiny_grid, project_root):
+    """Claims hold for children: with --jobs 2 a worker that reaches a child while the other
+    trains its parent waits for it; every run trains once, every evaluation runs once."""
+    grid = extension_grid(tiny_grid, "ext-jobs")
+    project = Project(project_root)
+    plan = expand(load_grid(grid, project))
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site", "--jobs", "2"]) == 0
+    logs = "".join(p.read_text() for p in project.logs.glob("worker-*.log"))
+    assert logs.count("trained in") == len(plan.runs) == 3, logs
+    for e in plan.evaluations:
+        assert logs.count(f"extrapolation {e.scale}x as {e.encoding.name}: bpb=") == 1, e.label
+    assert all(json.loads(run_path(project, r).read_text())["status"] == "done" for r in plan.runs)
+    assert not list(project.claims.glob("*.json"))
