@@ -1,6 +1,7 @@
 """Fine-tuned extensions (child runs) end to end: a parent trains, children continue from its
 checkpoint at 2 x L, ids chain, a rerun trains nothing, a preempted child resumes to the
-weights of an uninterrupted one, and the record and page show the lineage."""
+weights of an uninterrupted one, a parent without its checkpoint is trained again first,
+two workers share the work, and the record and page show the lineage."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def test_a_child_continues_from_its_parent_and_shows_its_lineage(tiny_grid, proj
     assert f'href="{children[0].run_id}.html">RoPE + position interpolation, fine-tuned from rope at 2x (12 steps)</a>' in parent_page
 
 
-def test_a_preempted_child_resumes_to_the_weights_of_an_uninterrupted_one(tiny_grid, project_root):
+def test_a_preempted_child_resumes_and_a_published_parent_is_trained_again(tiny_grid, project_root):
     grid = extension_grid(tiny_grid, extension={**EXTENSION, "encodings": ["rope-pi"]})
     project = Project(project_root)
     plan = expand(load_grid(grid, project))
@@ -102,14 +103,8 @@ def test_a_preempted_child_resumes_to_the_weights_of_an_uninterrupted_one(tiny_g
     diffs = {k: (mine[k] - w).abs().max().item() for k, w in weights.items() if not torch.equal(mine[k], w)}
     assert not diffs, diffs
 
-
-def test_a_child_of_a_published_parent_trains_the_parent_first(tiny_grid, project_root):
-    """A parent done without its checkpoint (a published record) is trained again, once,
-    by the process that reaches its child."""
-    grid = extension_grid(tiny_grid, extension={**EXTENSION, "encodings": ["rope-pi"]})
-    project = Project(project_root)
-    parent, child = expand(load_grid(grid, project)).runs
-    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    # a parent done without its checkpoint (a published record) is trained again, once, by the
+    # process that reaches its child
     for run in (parent, child):
         (project.checkpoints / f"{run.run_id}.ckpt").unlink()
     run_path(project, child).unlink()
