@@ -53,9 +53,10 @@ def test_a_diverging_run_is_recorded_as_failed_and_the_grid_completes(tiny_grid,
 
 
 def test_a_killed_run_resumes_with_exactly_one_record_per_piece(tiny_grid, project_root):
-    # long enough that the kill lands inside the first training run, however fast a step is
+    # long enough that the kill, 0.5 s after the claim, lands inside the first training run (400 steps take
+    # seconds on a CPU)
     grid = tiny_grid(name="killed", encodings=["nope", "alibi"], scales=[1, 2], eval=QUICK_EVAL,
-                     train={"steps": 1000, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
+                     train={"steps": 400, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
     proc = posbench(project_root, "run", str(grid), "--quiet", "--no-site")
     claims = project_root / "results" / "claims"
     deadline = time.time() + 120
