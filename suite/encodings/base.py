@@ -64,7 +64,7 @@ from torch import nn
 
 from suite.core.registry import Registry
 
-HOOKS = ("embed", "rotate", "bias", "score", "decay")
+HOOKS = ("embed", "rotate", "bias", "score", "decay", "sink")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -222,6 +222,12 @@ class PositionalEncoding(nn.Module):
     def decay(self, x: torch.Tensor) -> torch.Tensor:
         """Log forget values [B, H, T] (<= 0) of the layer's input x [B, T, D]: the model adds
         their sum over positions j+1 .. i to logit (i, j) (module docstring)."""
+        raise NotImplementedError
+
+    def sink(self) -> torch.Tensor:
+        """Per-head sink logits [H]: each head's softmax takes exp(sink_h) into its denominator
+        beside its keys, a key with no value that a query may attend to instead of any token
+        (gpt-oss's learned attention sinks; OpenAI 2025, gpt-oss model card, Sec. 2.1)."""
         raise NotImplementedError
 
     def extra_repr(self) -> str:

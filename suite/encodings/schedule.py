@@ -114,6 +114,9 @@ class Schedule(PositionalEncoding):
     def decay(self, x):
         return self.inner.decay(x)
 
+    def sink(self):
+        return self.inner.sink()
+
     def extra_repr(self) -> str:
         window = "" if self._window is None else f", window={self._window.kind} {self._window.size}"
         return f"layer={self.dims.layer}: {self.entry.impl}{window}"

@@ -58,7 +58,7 @@ class AttentionPath(str, enum.Enum):
 
 
 def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
-    if "score" in hooks:
+    if "score" in hooks or "sink" in hooks:
         return AttentionPath.EXPLICIT
     if "bias" in hooks or "decay" in hooks or window is not None:
         return AttentionPath.FLOAT_MASK
@@ -152,7 +152,12 @@ def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1]) + mask.to(q.dtype)  # [B, H, Tq, Tk]
     scores = encoding.score(q, k, scores, q_pos, k_pos)
-    return F.dropout(scores.softmax(dim=-1), dropout, dropout > 0) @ v
+    if "sink" in encoding.active_hooks():  # the sink's column in the softmax, dropped after it
+        sinks = encoding.sink().to(scores.dtype).view(1, -1, 1, 1).expand(scores.shape[0], -1, scores.shape[2], 1)
+        weights = torch.cat((scores, sinks), dim=-1).softmax(dim=-1)[..., :-1]
+    else:
+        weights = scores.softmax(dim=-1)
+    return F.dropout(weights, dropout, dropout > 0) @ v
 
 
 @dataclass
