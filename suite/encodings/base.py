@@ -11,6 +11,7 @@ hook                                        acts on                         used
 ``bias(q_pos, k_pos)``                      additive bias [H, Tq, Tk]       ALiBi, T5, KERPLE, FIRE
 ``score(q, k, scores, q_pos, k_pos)``       the logits [B, H, Tq, Tk]       CoPE, ReRoPE
 ``decay(x)``                                log forget gates [B, H, T]      Forgetting Transformer
+``sink()``                                  per-head sink logits [H]        gpt-oss attention sinks
 ==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
