@@ -1,6 +1,6 @@
 """The encoding plugin contract.
 
-An encoding is a ``torch.nn.Module`` that may act at four places in the model, each
+An encoding is a ``torch.nn.Module`` that may act at six places in the model (hooks), each
 with a do-nothing default, so a subclass overrides only what it uses:
 
 ==========================================  ==============================  ========================
