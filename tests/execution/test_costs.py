@@ -18,7 +18,7 @@ SMALL = SizeSpec(name="small-probe", d_model=32, n_layers=1, n_heads=4, d_ff=64)
 LARGE = SizeSpec(name="large-probe", d_model=384, n_layers=4, n_heads=4, d_ff=1536)
 # one step: the optimizer state and one step's activations make the peak; the learning curve's held-out
 # probe (a forward of 128 examples, after every step of a run this short) is the slow part
-RECIPE = SMOKE_RECIPE.model_copy(update={"steps": 1, "warmup_steps": 0, "batch_size": 32, "seq_len": 128})
+RECIPE = SMOKE_RECIPE.model_copy(update={"steps": 1, "warmup_steps": 0, "batch_size": 32, "seq_len": 64})
 
 
 def run_of(size: SizeSpec) -> TrainingRun:
