@@ -14,37 +14,53 @@ from suite.report.board_kinds import BOARD_KINDS, kind_of
 from suite.results.rows import metric_info
 from suite.report.boards import (Board, Cell, Column, Entry, _entry, _interval_text, _rank_and_warn, _slug, _usable,
                                  first_recipes, scale_boards, seed_cell)
-from suite.report.figures import _dicts, load_figures, load_runs
+from suite.report.figures import _dicts, load_figures, load_glue_settings, load_runs
 
 
 # -- GLUE-style boards -----------------------------------------------------------------------------------------
 
 
 def glue_boards(figures: list[dict], runs: dict, entries_of_run: dict[str, list[dict]],
-                chances: dict[str, float | None]) -> list[Board]:
-    """A board per (size, training task, backbone recipe): each task's score and the macro
-    average, for every encoding evaluated on the checkpoint (training-free variants share their
-    checkpoint's). As on the scale boards, the recipe that finished first keeps the plain id."""
+                chances: dict[str, float | None], settings_of: dict[str, tuple] | None = None) -> list[Board]:
+    """A board per (size, training task, backbone recipe, fine-tuning setting): each task's
+    score and the macro average, for every encoding evaluated on the checkpoint (training-free
+    variants share their checkpoint's). Two settings (the default job's 200 steps on two tasks,
+    glue.yaml's whole battery) are two boards, never averaged together. As on the scale boards,
+    the recipe that finished first keeps the plain id, and on it the setting that finished first."""
+    settings_of = settings_of or {}
     groups: dict[tuple, list[dict]] = defaultdict(list)
+    finished: dict[tuple, str] = {}
     for f in figures:
         if f["checkpoint_level"] and f["metric"] in ("score", "glue_score"):
             run = runs.get(f["run_id"])
             recipe = run["recipe"] if run else None
-            groups[(f["size"], run["task"] if run else f["task"], recipe)].append(f)
-    tasks_per_size, recipes_of = defaultdict(set), defaultdict(set)
-    for size, task, recipe in groups:
+            setting, at = settings_of.get(f.get("eval_id"), (None, "~"))
+            key = (f["size"], run["task"] if run else f["task"], recipe, setting)
+            groups[key].append(f)
+            finished[key] = min(finished.get(key, "~"), at)
+    tasks_per_size, recipes_of, settings_on = defaultdict(set), defaultdict(set), defaultdict(set)
+    for size, task, recipe, setting in groups:
         tasks_per_size[size].add(task)
         recipes_of[(size, task)].add(recipe)
+        settings_on[(size, task, recipe)].add(setting)
     first = first_recipes(runs)
+    first_setting = {}
+    for key, at in sorted(finished.items(), key=lambda kv: (kv[1], kv[0][3].settings if kv[0][3] else "")):
+        first_setting.setdefault(key[:3], key[3])
     boards = []
-    for (size, trained_on, recipe), rows in sorted(groups.items(), key=lambda kv: (
-            kv[0][0], kv[0][1], kv[0][2] != first.get(kv[0][:2]), kv[0][2].label if kv[0][2] else "")):
+    for (size, trained_on, recipe, setting), rows in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], kv[0][2] != first.get(kv[0][:2]), kv[0][2].label if kv[0][2] else "",
+            kv[0][3] != first_setting.get(kv[0][:3]), kv[0][3].settings if kv[0][3] else "")):
         title = f"GLUE-style scores, size {size}"
         if len(tasks_per_size[size]) > 1:
             title += f" (backbones trained on {trained_on})"
         if len(recipes_of[(size, trained_on)]) > 1 and recipe is not None:
             title += f" ({recipe.label})"
-        id_part = None if recipe is None or recipe == first.get((size, trained_on)) else recipe.slug
+        if len(settings_on[(size, trained_on, recipe)]) > 1 and setting is not None:
+            title += f" ({setting.label})"
+        id_parts = [recipe.slug if recipe is not None and recipe != first.get((size, trained_on)) else None,
+                    setting.slug if setting is not None and setting != first_setting[(size, trained_on, recipe)] else None]
+        id_part = "-".join(p for p in id_parts if p) or None
         boards.append(_glue_board(_slug("glue", size, trained_on, id_part), title, size, trained_on, rows,
                                   entries_of_run, chances))
     return boards
@@ -254,7 +270,7 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
     figures = load_figures(con)
     owners = entries_by_run(con)
     boards = scale_boards(figures, runs)
-    glue = glue_boards(figures, runs, owners, glue_chances or {})
+    glue = glue_boards(figures, runs, owners, glue_chances or {}, load_glue_settings(con))
     cost = cost_boards(runs, owners)
     attach_columns(boards, glue, cost)
     return Leaderboard(boards, glue, cost + bench_boards(con), runs)

@@ -252,3 +252,18 @@ def test_run_with_a_synthetic_task_and_glue_scores(tiny_grid, project_root, caps
     assert "1 differ" in capsys.readouterr().out
     assert main(["--root", str(project_root), "rescore", "0123456789abcdef"]) == 1
 
+    # a second GLUE-style setting on the same backbone is a board of its own, never averaged into
+    # the first; the first keeps its id
+    other = tiny_grid(name="mixed-glue", encodings=["rope"], tasks=["local"], scales=[1, 2],
+                      eval={"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False},
+                      glue={"tasks": ["order"], "steps": 4, "batch_size": 4, "budget": 0.02})
+    assert main(["--root", str(project_root), "run", str(other), "--quiet"]) == 0
+    from suite.report.leaderboard import build
+
+    with duckdb.connect(str(project_root / "results" / "posbench.duckdb"), read_only=True) as con:
+        glue = build(con).glue
+    assert [b.id for b in glue][0] == "glue-tiny-local" and len(glue) == 2 and glue[1].id.startswith("glue-tiny-local-ft4-")
+    assert [b.title for b in glue] == ["GLUE-style scores, size tiny (fine-tuned 3 steps on order)",
+                                       "GLUE-style scores, size tiny (fine-tuned 4 steps on order)"]
+    assert all(len(b.entries) == 1 and len(b.seeds) == 1 for b in glue)
+
