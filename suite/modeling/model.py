@@ -32,9 +32,9 @@ class ModelConfig:
     dropout: float = 0.0  # short runs on fresh data do not overfit; no regularisation
     train_len: int = 64  # training context length; scale s evaluates at s x train_len
     # A fine-tuned extension (suite.plan.grid.TrainingRun.parent) trained at f x train_len with its
-    # encoding at scale f, and keeps that scale at every length, as its authors evaluate it: a
-    # static factor (Chen et al. 2023, position interpolation, Sec. 3; Peng et al. 2023, YaRN,
-    # Sec. 4.1, "s" fixed by the fine-tuning length). 1: the scale follows the evaluation length.
+    # encoding at scale f, and keeps that scale at every length: a static factor, as position
+    # interpolation (Chen et al. 2023) and YaRN (Peng et al. 2023) evaluate their fine-tuned
+    # models, with the factor fixed by the fine-tuning length. 1: the scale follows the evaluation length.
     extension_factor: float = 1.0
 
     def __post_init__(self):

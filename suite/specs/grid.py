@@ -94,8 +94,8 @@ class ExtensionSpec(Spec):
     """Fine-tuned extension (DESIGN.md, "Data flow"): each of ``encodings`` continues from the
     checkpoint of ``parent`` (an encoding of the grid that trains as itself) for ``steps`` more
     steps at ``factor`` x its training length, trained as itself (position interpolation as Chen
-    et al. 2023 fine-tune it, Sec. 3.2; YaRN as Peng et al. 2023, Sec. 4; DroPE's recalibration
-    with RoPE removed, arXiv 2512.12167). The recipe is the parent's with these fields over it."""
+    et al. 2023 fine-tune it; YaRN as Peng et al. 2023 do; DroPE's recalibration with RoPE
+    removed, arXiv 2512.12167). The recipe is the parent's with these fields over it."""
 
     parent: str
     encodings: list[str] = Field(min_length=1)
