@@ -2,7 +2,7 @@
 
 Reference: datamllab/LongLM at commit cdbbb06 (the stored snapshot's HEAD),
 ``self_extend_patch/Llama.py``, function ``self_extend_forward`` (Jin et al. 2024, "LLM Maybe
-LongLM: Self-Extend LLM Context Window Without Tuning", Sec. 3.2): neighbour attention with
+LongLM: Self-Extend LLM Context Window Without Tuning"): neighbour attention with
 the ordinary positions for keys closer than ``group_size_2`` (W), grouped attention beyond it
 with query positions ``i // G + W - W / G`` and key positions ``j // G`` (``group_size_1``, G),
 merged by the neighbour mask. The file is executed as written, with two changes that do not

@@ -30,7 +30,7 @@ class SelfExtendParams:
 @ENCODINGS.register("self_extend")
 class SelfExtend(PositionalEncoding):
     """Self-Extend (Jin et al. 2024, "LLM Maybe LongLM: Self-Extend LLM Context Window
-    Without Tuning", Sec. 3.2, Eq. 5; reference code datamllab/LongLM@cdbbb06,
+    Without Tuning"; reference code datamllab/LongLM@cdbbb06,
     ``self_extend_patch/Llama.py``, ``self_extend_forward``): a training-free change of a
     RoPE model. A key closer to the query than the neighbour window W keeps RoPE's relative
     position i - j; a farther key is seen through grouped positions, the query at
