@@ -270,7 +270,6 @@ def _check_evaluations(grid: Grid, doc) -> list:
 def _check_trains_as(grid: Grid) -> list:
     """A variant evaluates another spec's checkpoint: its weights must load into the
     variant's model as they are (same parameters and buffers, same shapes)."""
-    from suite.encodings import ModelDims
     from suite.core.yamldoc import read_yaml
 
     errors = []
@@ -279,15 +278,9 @@ def _check_trains_as(grid: Grid) -> list:
         if base is None:
             continue
         for size, recipe in itertools.product(grid.sizes, {kind_of(t).train_recipe(grid.spec, t) for t in grid.tasks}):
-            dims = ModelDims(size.d_model, size.n_heads, size.d_model // size.n_heads, size.n_layers, recipe.seq_len)
-            try:
-                mine, theirs = (_state_shapes(e, dims) for e in (encoding, base))
-            except Exception:  # external code not imported (validate without --import), or an
-                break  # encoding that cannot be built at these dims (check_limits reports it)
-            if mine != theirs:
-                errors.append(read_yaml(encoding.source).error(("trains_as",), (
-                    f"the '{base.name}' checkpoint does not fit {encoding.name}'s encoding at size '{size.name}': "
-                    f"state {sorted(theirs.items())} vs {sorted(mine.items())}")))
+            misfit = _checkpoint_misfit(base, encoding, size, recipe.seq_len)
+            if misfit:
+                errors.append(read_yaml(encoding.source).error(("trains_as",), misfit))
                 break
     return errors
 
@@ -296,25 +289,33 @@ def _check_extensions(grid: Grid, doc) -> list:
     """A child starts from its parent's weights: the parent's state must load into the
     child's model as it is (DroPE's NoPE child of RoPE does; a learned table does not
     grow to a longer length)."""
-    from suite.encodings import ModelDims
-
     errors = []
     for i, (entry, encodings) in enumerate(zip(grid.spec.extensions, grid.extended)):
         parent = next((e for e in grid.encodings if e.name == entry.parent), None)
         if parent is None:
             continue  # reported when the grid was loaded
-        for size, encoding in itertools.product(grid.sizes, encodings):
-            dims = ModelDims(size.d_model, size.n_heads, size.d_model // size.n_heads, size.n_layers, grid.spec.train.seq_len)
-            try:
-                mine, theirs = (_state_shapes(e, dims) for e in (encoding, parent))
-            except Exception:  # external code not imported, or dims the encoding refuses (check_limits says)
-                continue
-            if mine != theirs:
-                j = [e.name for e in encodings].index(encoding.name)
-                errors.append(doc.error(("extensions", i, "encodings", j), (
-                    f"the '{parent.name}' checkpoint does not fit {encoding.name}'s encoding at size '{size.name}': "
-                    f"state {sorted(theirs.items())} vs {sorted(mine.items())}")))
+        for (j, encoding), size in itertools.product(enumerate(encodings), grid.sizes):
+            misfit = _checkpoint_misfit(parent, encoding, size, grid.spec.train.seq_len)
+            if misfit:
+                errors.append(doc.error(("extensions", i, "encodings", j), misfit))
     return errors
+
+
+def _checkpoint_misfit(trained: EncodingSpec, encoding: EncodingSpec, size: SizeSpec, seq_len: int) -> str | None:
+    """Why ``trained``'s checkpoint does not load into a model with ``encoding`` at this size,
+    or None: it fits, or the shapes cannot be known here (external code not imported, as
+    `validate` without --import; dims an encoding refuses, which check_limits reports)."""
+    from suite.encodings import ModelDims
+
+    dims = ModelDims(size.d_model, size.n_heads, size.d_model // size.n_heads, size.n_layers, seq_len)
+    try:
+        mine, theirs = (_state_shapes(e, dims) for e in (encoding, trained))
+    except Exception:
+        return None
+    if mine == theirs:
+        return None
+    return (f"the '{trained.name}' checkpoint does not fit {encoding.name}'s encoding at size '{size.name}': "
+            f"state {sorted(theirs.items())} vs {sorted(mine.items())}")
 
 
 def _state_shapes(encoding: EncodingSpec, dims) -> dict:
