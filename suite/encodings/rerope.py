@@ -41,6 +41,18 @@ def rotate_by(x: torch.Tensor, shift: torch.Tensor, inv_freq: torch.Tensor) -> t
     return rotate_half_split(x, angles.cos().to(x.dtype), angles.sin().to(x.dtype))
 
 
+def far_logits_replaced(q, k, scores, q_pos, k_pos, q_target, k_target, window: int, inv_freq):
+    """``scores`` with the logits at distances >= ``window`` replaced by those of q and k
+    re-rotated to the (possibly fractional) positions ``q_target`` [Tq] and ``k_target``
+    [Tk]: q and k arrive rotated to their own positions, and a rotation composes, so each
+    is rotated on by the difference. ReRoPE and Self-Extend differ only in the targets."""
+    q_far = rotate_by(q, q_target - q_pos.double(), inv_freq)
+    k_far = rotate_by(k, k_target - k_pos.double(), inv_freq)
+    far_logits = (q_far @ k_far.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
+    far = (q_pos[:, None] - k_pos[None, :]) >= window  # [Tq, Tk]; never a future key: positions increase
+    return torch.where(far, far_logits, scores)
+
+
 @ENCODINGS.register("rerope")
 class Rerope(PositionalEncoding):
     """ReRoPE (Su 2023, "Rectified Rotary Position Embeddings", kexue.fm/archives/9708;
@@ -112,11 +124,7 @@ class Rerope(PositionalEncoding):
         w, leak = self.window, self.params.leaky_k
         q_target = torch.full_like(q_pos, w, dtype=torch.float64) if leak is None else w + (q_pos.double() - w) / leak
         k_target = torch.zeros_like(k_pos, dtype=torch.float64) if leak is None else k_pos.double() / leak
-        q_far = rotate_by(q, q_target - q_pos.double(), self.inv_freq)  # q already sits at i: rotate on to the target
-        k_far = rotate_by(k, k_target - k_pos.double(), self.inv_freq)
-        far_logits = (q_far @ k_far.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
-        far = (q_pos[:, None] - k_pos[None, :]) >= w  # [Tq, Tk]; never a future key: positions increase
-        logits = torch.where(far, far_logits, scores)
+        logits = far_logits_replaced(q, k, scores, q_pos, k_pos, q_target, k_target, w, self.inv_freq)
         if self.params.logn:  # lambda = 1 (exactly) inside the training length; no test for it: a device sync
             logits = logits * logn_scale(q_pos, self.dims.train_len).to(logits.dtype)[:, None]  # [Tq, 1]: per query
         return logits

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
 from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
-from suite.encodings.rerope import rotate_by
+from suite.encodings.rerope import far_logits_replaced
 from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
 
 
@@ -77,8 +76,4 @@ class SelfExtend(PositionalEncoding):
         G, W = self.params.group_size, self.window
         q_target = torch.div(q_pos, G, rounding_mode="floor").double() + (W - W / G)
         k_target = torch.div(k_pos, G, rounding_mode="floor").double()
-        q_far = rotate_by(q, q_target - q_pos.double(), self.inv_freq)  # q already sits at i: rotate on to the target
-        k_far = rotate_by(k, k_target - k_pos.double(), self.inv_freq)
-        far_logits = (q_far @ k_far.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
-        far = (q_pos[:, None] - k_pos[None, :]) >= W  # [Tq, Tk]; never a future key: positions increase
-        return torch.where(far, far_logits, scores)
+        return far_logits_replaced(q, k, scores, q_pos, k_pos, q_target, k_target, W, self.inv_freq)
