@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sysconfig
 from pathlib import Path
@@ -10,6 +11,20 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (``-n``, pyproject's addopts) the workers share the cores: each gets
+    its share of threads, in this process and in the processes its tests start, so two workers
+    on two cores do not run four threads that wait on each other."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers:
+        import torch
+
+        threads = max(1, (os.cpu_count() or 1) // int(workers))
+        torch.set_num_threads(threads)
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        os.environ.setdefault("MKL_NUM_THREADS", str(threads))
 
 
 def write_yaml(path: Path, data) -> Path:
