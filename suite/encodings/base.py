@@ -1,6 +1,6 @@
 """The encoding plugin contract.
 
-An encoding is a ``torch.nn.Module`` that may act at six places in the model (hooks), each
+An encoding is a ``torch.nn.Module`` that may act at seven places in the model (hooks), each
 with a do-nothing default, so a subclass overrides only what it uses:
 
 ==========================================  ==============================  ========================
@@ -12,6 +12,7 @@ hook                                        acts on                         used
 ``score(q, k, scores, q_pos, k_pos)``       the logits [B, H, Tq, Tk]       CoPE, ReRoPE
 ``decay(x)``                                log forget gates [B, H, T]      Forgetting Transformer
 ``sink()``                                  per-head sink logits [H]        gpt-oss attention sinks
+``normalize(scores, q0, k0)``               logits -> weights, not softmax  stick-breaking attention
 ==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
@@ -65,7 +66,7 @@ from torch import nn
 
 from suite.core.registry import Registry
 
-HOOKS = ("embed", "rotate", "bias", "score", "decay", "sink")
+HOOKS = ("embed", "rotate", "bias", "score", "decay", "sink", "normalize")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -230,6 +231,15 @@ class PositionalEncoding(nn.Module):
         beside its keys, a key with no value that a query may attend to instead of any token
         (gpt-oss's learned attention sinks; OpenAI 2025, gpt-oss model card, Sec. 2.1)."""
         raise NotImplementedError
+
+    def normalize(self, scores: torch.Tensor, q0: int, k0: int) -> torch.Tensor:
+        """Attention weights [B, H, Tq, Tk] from the logits ``scores`` (as :meth:`score`
+        returned them: scaled, -inf where a key is not visible), in place of the softmax; the
+        queries are at indices q0 .. q0 + Tq - 1 of the sequence and the keys at k0 .. (so a
+        query's own key is column q0 + row - k0). The softmax unless overridden; stick-breaking
+        attention (Tan et al. 2025) is one: a query's weights are a stick broken from its
+        nearest key back."""
+        return scores.softmax(dim=-1)
 
     def extra_repr(self) -> str:
         return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))

@@ -117,6 +117,9 @@ class Schedule(PositionalEncoding):
     def sink(self):
         return self.inner.sink()
 
+    def normalize(self, scores, q0, k0):
+        return self.inner.normalize(scores, q0, k0)
+
     def extra_repr(self) -> str:
         window = "" if self._window is None else f", window={self._window.kind} {self._window.size}"
         return f"layer={self.dims.layer}: {self.entry.impl}{window}"

@@ -58,7 +58,7 @@ class AttentionPath(str, enum.Enum):
 
 
 def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
-    if "score" in hooks or "sink" in hooks:
+    if {"score", "sink", "normalize"} & hooks:  # they edit the logits or the softmax itself
         return AttentionPath.EXPLICIT
     if "bias" in hooks or "decay" in hooks or window is not None:
         return AttentionPath.FLOAT_MASK
@@ -155,8 +155,8 @@ def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_
     if "sink" in encoding.active_hooks():  # the sink's column in the softmax, dropped after it
         sinks = encoding.sink().to(scores.dtype).view(1, -1, 1, 1).expand(scores.shape[0], -1, scores.shape[2], 1)
         weights = torch.cat((scores, sinks), dim=-1).softmax(dim=-1)[..., :-1]
-    else:
-        weights = scores.softmax(dim=-1)
+    else:  # the softmax, unless the encoding has weights of its own (the normalize hook: stick-breaking)
+        weights = encoding.normalize(scores, q0, k0)
     return F.dropout(weights, dropout, dropout > 0) @ v
 
 

@@ -82,7 +82,7 @@ def expected_path(spec: EncodingSpec, encoding) -> AttentionPath:
     inner = getattr(encoding, "inner", None)
     if spec.family in ("wrapper", "hybrid") and inner is not None:
         return attention_path(inner.active_hooks(), encoding.attention_window)
-    if {"score", "sink"} & encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
+    if {"score", "sink", "normalize"} & encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
         return AttentionPath.EXPLICIT
     return FAMILY_PATH[spec.family]
 
