@@ -201,6 +201,7 @@ def expand(grid: Grid, fingerprint=None) -> Plan:
         kind = kind_of(task)
         fingerprints[task.name] = fingerprint(task) if fingerprint else kind.fingerprint(task)
     for encoding, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds):
+        size = grid.task_sizes.get(task.name, size)  # a task's recipe size replaces the axis (once: ids dedupe)
         kind = kind_of(task)
         run = TrainingRun(trained_as(encoding, grid), size, task, seed, kind.train_recipe(spec, task), fingerprints[task.name])
         runs.setdefault(run.run_id, run)
@@ -277,7 +278,8 @@ def _check_trains_as(grid: Grid) -> list:
         base = grid.trained_as.get(encoding.name)
         if base is None:
             continue
-        for size, recipe in itertools.product(grid.sizes, {kind_of(t).train_recipe(grid.spec, t) for t in grid.tasks}):
+        for size, recipe in dict.fromkeys((grid.task_sizes.get(t.name, size), kind_of(t).train_recipe(grid.spec, t))
+                                          for size, t in itertools.product(grid.sizes, grid.tasks)):
             misfit = _checkpoint_misfit(base, encoding, size, recipe.seq_len)
             if misfit:
                 errors.append(read_yaml(encoding.source).error(("trains_as",), misfit))

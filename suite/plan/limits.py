@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 
-import itertools
 import os
 from dataclasses import dataclass
 
@@ -53,9 +52,9 @@ def check_limits(grid: Grid, doc: YamlDoc) -> list[SpecError]:
     for i, task in enumerate(grid.tasks):
         recipe, field = recipe_of(grid, task)
         errors += kind_of(task).limits(grid, doc, i, task, recipe, field)
-    recipes = {recipe_of(grid, t) for t in grid.tasks}
-    for (recipe, field), (j, size) in itertools.product(sorted(recipes, key=lambda r: r[1]), enumerate(grid.sizes)):
-        errors += _encoding_limits(grid, doc, recipe, field, j, size)
+    for (recipe, field), (where, size) in sorted({(recipe_of(grid, t), sized) for t in grid.tasks for sized in sizes_of(grid, t)},
+                                                 key=lambda r: (r[0][1], r[1][0])):
+        errors += _encoding_limits(grid, doc, recipe, field, where, size)
     return list(dict.fromkeys(errors))  # one report of a problem that several tasks share
 
 
@@ -68,6 +67,14 @@ def recipe_of(grid: Grid, task: TaskSpec) -> tuple[TrainRecipe, tuple[str, ...]]
     if recipe is grid.spec.task_train:
         return recipe, ("task_train",)
     return recipe, ("task_recipes", task.name)
+
+
+def sizes_of(grid: Grid, task: TaskSpec) -> list[tuple[tuple, SizeSpec]]:
+    """The sizes ``task`` trains at, each with the grid field it comes from: its recipe's
+    ``size`` (``task_recipes.<task>.size``), else every entry of ``sizes``."""
+    if task.name in grid.task_sizes:
+        return [(("task_recipes", task.name, "size"), grid.task_sizes[task.name])]
+    return [(("sizes", j), size) for j, size in enumerate(grid.sizes)]
 
 
 def dotted(path: tuple[str, ...]) -> str:
@@ -114,7 +121,7 @@ def build_on_meta(encoding: EncodingSpec, size: SizeSpec, train_len: int) -> Bui
     return Built(model.num_params(), type(first).hooks(), first.max_length())
 
 
-def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[str, ...], j: int, size: SizeSpec) -> list[SpecError]:
+def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[str, ...], where: tuple, size: SizeSpec) -> list[SpecError]:
     errors, largest = [], 0
     head_dim = size.d_model // size.n_heads
     at = f"size '{size.name}' and {dotted(field)}.seq_len {recipe.seq_len}"
@@ -131,7 +138,7 @@ def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple
                 continue
             largest = max(largest, built.n_params)
             if "rotate" in built.hooks and (head_dim < 2 or head_dim % 2):
-                errors.append(doc.error(("sizes", j), (
+                errors.append(doc.error(where, (
                     f"size '{size.name}': head dimension d_model / n_heads = {size.d_model} / {size.n_heads} = {head_dim} "
                     f"is {'odd' if head_dim % 2 else 'below 2'}; encoding '{spec.name}'{role} rotates pairs of "
                     "head dimensions and needs an even head dimension")))
@@ -142,7 +149,7 @@ def _encoding_limits(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple
                     f"encoding '{spec.name}'{role} represents {built.max_length} positions (max_length), fewer than "
                     f"the training length {dotted(field)}.seq_len {recipe.seq_len}")))
     if largest:
-        errors += _memory_limit(grid, doc, recipe, field, j, size, largest)
+        errors += _memory_limit(grid, doc, recipe, field, where, size, largest)
     return errors
 
 
@@ -172,7 +179,7 @@ def machine_memory() -> int:
     return max(ram, gpu)
 
 
-def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[str, ...], j: int, size: SizeSpec,
+def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[str, ...], where: tuple, size: SizeSpec,
                   n_params: int) -> list[SpecError]:
     longest = max({1, *grid.spec.scales}) * recipe.seq_len
     stated = grid.spec.device_memory_gib
@@ -181,7 +188,7 @@ def _memory_limit(grid: Grid, doc: YamlDoc, recipe: TrainRecipe, field: tuple[st
     if need <= have:
         return []
     whose = "this machine's" if stated is None else "the grid's device_memory_gib,"
-    return [doc.error(("sizes", j), (
+    return [doc.error(where, (
         f"size '{size.name}' at {dotted(field)}.batch_size {recipe.batch_size} x seq_len {recipe.seq_len} needs at least "
         f"{need / 2**30:.1f} GiB ({n_params:,} parameters x 16 bytes for weights, gradients and AdamW's moments, plus "
         f"activations; evaluation up to {longest} positions), more than {whose} {have / 2**30:.1f} GiB"))]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -130,7 +130,8 @@ class GridSpec(Spec):
     train: TrainRecipe = TrainRecipe()
     task_train: TrainRecipe | None = None  # the recipe for synthetic tasks; `train` when absent
     # a generated task's own recipe (what its models need to learn it): fields over task_train's,
-    # e.g. {copy: {steps: 4000, lr: 0.001}}; see recipe_for
+    # e.g. {copy: {steps: 4000, lr: 0.001}}, and optionally the `size` it trains at in place of
+    # the `sizes` axis (a task the smallest model cannot learn); see recipe_for
     task_recipes: dict[str, dict[str, Any]] = {}
     eval: EvalRecipe = EvalRecipe()
     glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
@@ -145,7 +146,7 @@ class GridSpec(Spec):
         task's ``task_recipes`` entry over it. A task without an entry gets the base recipe
         itself, so its run ids do not change when another task gains a recipe."""
         base = self.task_train if self.task_train is not None else self.train
-        override = self.task_recipes.get(task)
+        override = {k: v for k, v in self.task_recipes.get(task, {}).items() if k != "size"}
         return TrainRecipe.model_validate({**base.model_dump(), **override}) if override else base
 
 
@@ -222,6 +223,8 @@ class Grid:
     trained_as: dict[str, EncodingSpec]  # a variant's name -> the spec whose checkpoint it evaluates
     # per ``extensions`` entry, the encodings its children train with (renamed "<name>-<suffix>")
     extended: tuple[tuple[EncodingSpec, ...], ...] = ()
+    # a task's recipe size (``task_recipes.<task>.size``): it trains at that size alone, not at ``sizes``
+    task_sizes: dict[str, SizeSpec] = dataclass_field(default_factory=dict)
 
 
 def load_grid(path: Path, project: Project) -> Grid:
@@ -259,6 +262,8 @@ def load_grid(path: Path, project: Project) -> Grid:
             except SpecErrors as exc:
                 errors += exc.errors
     errors += _check_task_recipes(spec, doc, loaded["tasks"])
+    task_sizes, size_errors = _load_recipe_sizes(spec, doc, path, project)
+    errors += size_errors
     trained_as = {}
     for i, encoding in enumerate(loaded["encodings"]):
         if encoding.trains_as:
@@ -271,7 +276,30 @@ def load_grid(path: Path, project: Project) -> Grid:
     if errors:
         raise SpecErrors(errors)
     return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as,
-                extended)
+                extended, task_sizes)
+
+
+def _load_recipe_sizes(spec: GridSpec, doc, path: Path, project: Project) -> tuple[dict[str, SizeSpec], list]:
+    """The size each ``task_recipes`` entry with a ``size`` trains at, loaded, and the problems."""
+    sizes, errors = {}, []
+    for name, override in spec.task_recipes.items():
+        if "size" not in override or name not in spec.tasks:
+            continue
+        ref, where = override["size"], ("task_recipes", name, "size")
+        if not isinstance(ref, str):
+            errors.append(doc.error(where, f"a size is named by its spec, e.g. 'tiny-4l'; got {ref!r}"))
+            continue
+        target = project.spec_path("sizes", ref, path.parent)
+        problem = project.ref_problem(ref, target)
+        if problem or not target.is_file():
+            known = sorted(p.stem for p in (project.root / "sizes").glob("*.yaml"))
+            errors.append(doc.error(where, problem or f"no size '{ref}' ({target} does not exist){did_you_mean(ref, known)}"))
+            continue
+        try:
+            sizes[name] = load_size(target)
+        except SpecErrors as exc:
+            errors += exc.errors
+    return sizes, errors
 
 
 def _load_extensions(spec: GridSpec, doc, path: Path, project: Project, encodings: list[EncodingSpec]):

@@ -104,6 +104,31 @@ def test_task_recipes_name_a_generated_task_of_the_grid_and_valid_fields(project
     assert flip_flop is grid.spec.task_train  # no entry: the base recipe itself, run ids unchanged
 
 
+def test_a_task_recipe_may_name_the_size_its_task_trains_at(project_root):
+    """``task_recipes.<task>.size``: that task trains at that size alone, in place of the
+    ``sizes`` axis; the other tasks keep the axis and their run ids. An unknown size or one
+    that is not a name is reported at its line."""
+    from suite.plan.grid import expand
+
+    path = project_root / "grids" / "sized.yaml"
+    head = "name: sized\nencodings: [nope, rope]\nsizes: [tiny, small]\ntasks: [lm, copy, flip_flop]\nseeds: [0, 1]\n" \
+           "train: {steps: 10, seq_len: 32}\ntask_train: {steps: 10, seq_len: 16}\n"
+    path.write_text(head + "task_recipes:\n  copy: {size: tiny-4l, steps: 20}\n")
+    runs = expand(load_grid(path, Project(project_root))).runs
+    assert {r.size.name for r in runs if r.task.name == "copy"} == {"tiny-4l"}
+    assert sum(r.task.name == "copy" for r in runs) == 4  # 2 encodings x 2 seeds, once each
+    assert {r.size.name for r in runs if r.task.name != "copy"} == {"tiny", "small"}
+    assert {r.train.steps for r in runs if r.task.name == "copy"} == {20}
+    path.write_text(head)
+    unsized = {r.run_id for r in expand(load_grid(path, Project(project_root))).runs if r.task.name != "copy"}
+    assert unsized == {r.run_id for r in runs if r.task.name != "copy"}
+    path.write_text(head + "task_recipes:\n  copy: {size: tiny4l}\n  flip_flop:\n    size: [tiny]\n")
+    errs = errors_of(load_grid, path, Project(project_root))
+    assert any(e.startswith(f"{path}:9: task_recipes.copy.size: no size 'tiny4l'") and "'tiny-4l'" in e for e in errs), errs
+    assert any(e.startswith(f"{path}:11: task_recipes.flip_flop.size: a size is named by its spec") for e in errs), errs
+    assert len(errs) == 2
+
+
 def test_yaml_syntax_error_names_the_line(tmp_path):
     path = tmp_path / "grids" / "g.yaml"
     path.parent.mkdir()
