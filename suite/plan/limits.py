@@ -21,7 +21,6 @@ are listed by :func:`unchecked` and the caller says so.
 from __future__ import annotations
 
 import contextlib
-
 import os
 from dataclasses import dataclass
 
@@ -52,8 +51,8 @@ def check_limits(grid: Grid, doc: YamlDoc) -> list[SpecError]:
     for i, task in enumerate(grid.tasks):
         recipe, field = recipe_of(grid, task)
         errors += kind_of(task).limits(grid, doc, i, task, recipe, field)
-    for (recipe, field), (where, size) in sorted({(recipe_of(grid, t), sized) for t in grid.tasks for sized in sizes_of(grid, t)},
-                                                 key=lambda r: (r[0][1], r[1][0])):
+    pairs = {(recipe_of(grid, t), at) for t in grid.tasks for at in sizes_of(grid, t)}  # (recipe, field), (where, size)
+    for (recipe, field), (where, size) in sorted(pairs, key=lambda pair: (pair[0][1], pair[1][0])):
         errors += _encoding_limits(grid, doc, recipe, field, where, size)
     return list(dict.fromkeys(errors))  # one report of a problem that several tasks share
 
