@@ -27,16 +27,6 @@ def pytest_configure(config):
         os.environ.setdefault("MKL_NUM_THREADS", str(threads))
 
 
-SLOW_FIRST = ("tests/e2e/", "tests/execution/")  # files of whole runs, SLURM jobs, a browser: minutes each
-
-
-def pytest_collection_modifyitems(config, items):
-    """The end-to-end files first (a stable sort: each file's tests keep their order). Under
-    pytest-xdist a file's tests run on one worker and the workers take files in this order,
-    so the long files start early instead of one of them running alone at the end."""
-    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))
-
-
 def write_yaml(path: Path, data) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
