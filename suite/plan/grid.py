@@ -272,14 +272,15 @@ def _check_trains_as(grid: Grid) -> list:
     """A variant evaluates another spec's checkpoint: its weights must load into the
     variant's model as they are (same parameters and buffers, same shapes)."""
     from suite.core.yamldoc import read_yaml
+    from suite.plan.limits import sizes_of
 
     errors = []
     for encoding in grid.encodings:
         base = grid.trained_as.get(encoding.name)
         if base is None:
             continue
-        for size, recipe in dict.fromkeys((grid.task_sizes.get(t.name, size), kind_of(t).train_recipe(grid.spec, t))
-                                          for size, t in itertools.product(grid.sizes, grid.tasks)):
+        for size, recipe in dict.fromkeys((size, kind_of(t).train_recipe(grid.spec, t))
+                                          for t in grid.tasks for _, size in sizes_of(grid, t)):
             misfit = _checkpoint_misfit(base, encoding, size, recipe.seq_len)
             if misfit:
                 errors.append(read_yaml(encoding.source).error(("trains_as",), misfit))

@@ -248,19 +248,9 @@ def load_grid(path: Path, project: Project) -> Grid:
     loaders = {"encodings": load_encoding, "sizes": load_size, "tasks": load_task}
     for axis, loader in loaders.items():
         for i, ref in enumerate(getattr(spec, axis)):
-            target = project.spec_path(axis, ref, path.parent)
-            problem = project.ref_problem(ref, target)
-            if problem:
-                errors.append(doc.error((axis, i), problem))
-                continue
-            if not target.is_file():
-                known = sorted(p.stem for p in (project.root / axis).glob("*.yaml"))
-                errors.append(doc.error((axis, i), f"no {axis[:-1]} '{ref}' ({target} does not exist){did_you_mean(ref, known)}"))
-                continue
-            try:
-                loaded[axis].append(loader(target))
-            except SpecErrors as exc:
-                errors += exc.errors
+            found = _load_ref(project, axis, ref, path, doc, (axis, i), loader, errors)
+            if found is not None:
+                loaded[axis].append(found)
     errors += _check_task_recipes(spec, doc, loaded["tasks"])
     task_sizes, size_errors = _load_recipe_sizes(spec, doc, path, project)
     errors += size_errors
@@ -289,17 +279,30 @@ def _load_recipe_sizes(spec: GridSpec, doc, path: Path, project: Project) -> tup
         if not isinstance(ref, str):
             errors.append(doc.error(where, f"a size is named by its spec, e.g. 'tiny-4l'; got {ref!r}"))
             continue
-        target = project.spec_path("sizes", ref, path.parent)
-        problem = project.ref_problem(ref, target)
-        if problem or not target.is_file():
-            known = sorted(p.stem for p in (project.root / "sizes").glob("*.yaml"))
-            errors.append(doc.error(where, problem or f"no size '{ref}' ({target} does not exist){did_you_mean(ref, known)}"))
-            continue
-        try:
-            sizes[name] = load_size(target)
-        except SpecErrors as exc:
-            errors += exc.errors
+        found = _load_ref(project, "sizes", ref, path, doc, where, load_size, errors)
+        if found is not None:
+            sizes[name] = found
     return sizes, errors
+
+
+def _load_ref(project: Project, axis: str, ref: str, path: Path, doc, where: tuple, loader, errors: list):
+    """The spec ``ref`` names in the project's ``axis`` folder (e.g. sizes/), loaded; None, with
+    the problem appended to ``errors`` at ``where``, when it is outside the project, missing or
+    invalid."""
+    target = project.spec_path(axis, ref, path.parent)
+    problem = project.ref_problem(ref, target)
+    if problem:
+        errors.append(doc.error(where, problem))
+        return None
+    if not target.is_file():
+        known = sorted(p.stem for p in (project.root / axis).glob("*.yaml"))
+        errors.append(doc.error(where, f"no {axis[:-1]} '{ref}' ({target} does not exist){did_you_mean(ref, known)}"))
+        return None
+    try:
+        return loader(target)
+    except SpecErrors as exc:
+        errors += exc.errors
+        return None
 
 
 def _load_extensions(spec: GridSpec, doc, path: Path, project: Project, encodings: list[EncodingSpec]):
