@@ -49,7 +49,8 @@ def test_cached_decoding_equals_the_whole_window(name, scale):
 
 
 # contextual positions, randomized evaluation ids, rectified distances, xPos's span-centred decay
-NOT_CACHEABLE = {"cope", "cope-nodiv", "randomized", "randomized-arange", "rerope", "rerope-leaky", "self-extend", "string", "xpos"}
+NOT_CACHEABLE = {"cope", "cope-nodiv", "randomized", "randomized-arange", "rerope", "rerope-leaky", "self-extend",
+                 "streaming-llm", "string", "xpos"}
 
 
 def test_the_encodings_that_say_they_are_cacheable():
