@@ -49,7 +49,7 @@ def test_cached_decoding_equals_the_whole_window(name, scale):
 
 
 # contextual positions, randomized evaluation ids, rectified distances, xPos's span-centred decay
-NOT_CACHEABLE = {"cope", "cope-nodiv", "randomized", "randomized-arange", "rerope", "rerope-leaky", "self-extend",
+NOT_CACHEABLE = {"cope", "cope-nodiv", "dual-chunk", "randomized", "randomized-arange", "rerope", "rerope-leaky", "self-extend",
                  "streaming-llm", "string", "xpos"}
 
 
