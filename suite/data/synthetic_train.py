@@ -18,12 +18,15 @@ from suite.data.synthetic import generate, get_task
 IGNORE = -100
 
 
-def example_tensors(prompt: str, answer: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """(inputs [T], targets [T]) for one example of T + 1 bytes; targets only on answer bytes."""
+def example_tensors(prompt: str, answer: str, supervised: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inputs [T], targets [T]) for one example of T + 1 bytes; targets only on answer bytes
+    and on the prompt bytes at the offsets ``supervised`` (:attr:`Example.supervised`)."""
     data = (prompt + answer).encode()
     ids = torch.tensor(list(data), dtype=torch.long)
     targets = ids[1:].clone()
-    targets[: len(prompt.encode()) - 1] = IGNORE  # predicting prompt bytes is not the task
+    targets[: len(prompt.encode()) - 1] = IGNORE  # predicting the random prompt is not the task
+    for offset in supervised:  # ... but for the bytes it determines (ASCII: offsets are byte offsets)
+        targets[offset - 1] = ids[offset]
     return ids[:-1], targets
 
 
@@ -45,7 +48,7 @@ class SyntheticBatches(Dataset):
 
     def __getitem__(self, i):
         examples = generate(self.task, self.batch_size, self.lengths[i], seed=self.seed * 1_000_003 + i)
-        pairs = [example_tensors(e.prompt, e.answer) for e in examples]
+        pairs = [example_tensors(e.prompt, e.answer, e.supervised) for e in examples]
         return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
 
 
@@ -60,7 +63,7 @@ class HeldOutExactMatch:
     lm-eval battery computes at 1x, on other examples."""
 
     def __init__(self, task: str, length: int, n: int = HELDOUT_EXAMPLES, seed: int = HELDOUT_SEED):
-        pairs = [example_tensors(e.prompt, e.answer) for e in generate(task, n, length, seed)]
+        pairs = [example_tensors(e.prompt, e.answer) for e in generate(task, n, length, seed)]  # the answer alone, as lm-eval scores
         self.inputs = torch.stack([p[0] for p in pairs])
         self.targets = torch.stack([p[1] for p in pairs])
 

@@ -12,6 +12,7 @@ from suite.core.registry import Registry
 
 PAD = " "  # leading filler that makes up the remainder of an exact length
 LETTERS = string.ascii_lowercase
+KEY_LETTERS = string.ascii_letters  # one-byte keys: 52, lower and upper case
 DIGITS = string.digits
 
 
@@ -20,6 +21,10 @@ class Example:
     prompt: str
     answer: str  # ends with "\n"
     meta: Mapping[str, int | str]  # per-example facts for reporting, e.g. {"depth": 3}
+    supervised: tuple[int, ...] = ()
+    """Offsets of prompt bytes that the text before them determines (an earlier query's value
+    in MQAR): trained on like the answer, so one example teaches several lookups (Arora et
+    al. 2023 train on every query). Evaluation scores the answer alone."""
 
     @property
     def text(self) -> str:

@@ -55,6 +55,17 @@ def solve_assoc_recall(prompt: str, length: int) -> str:
     return "".join(table[q] for q in queries) + "\n"
 
 
+def solve_mqar(prompt: str, length: int) -> str:
+    m = _match(r" {0,3}((?:[a-zA-Z]:\d )+)\?((?:[a-zA-Z]=\d )*)([a-zA-Z])=", prompt)
+    pairs = [p.split(":") for p in m.group(1).split()]
+    table = dict(pairs)
+    assert len(table) == len(pairs) <= 52, "keys must be unique"
+    for query in m.group(2).split():  # every earlier query shows its key's value
+        key, value = query.split("=")
+        assert table[key] == value
+    return table[m.group(3)] + "\n"
+
+
 def solve_recall(prompt: str, length: int) -> str:
     m = _match(r" *((?:[a-z]+:\d )+)\? ([a-z]+)=", prompt)
     table = dict(p.split(":") for p in m.group(1).split())
@@ -126,6 +137,7 @@ SOLVERS = {
     "reverse": solve_reverse,
     "assoc_recall": solve_assoc_recall,
     "recall": solve_recall,
+    "mqar": solve_mqar,
     "selective_copy": solve_selective_copy,
     "counting": solve_counting,
     "flip_flop": solve_flip_flop,
@@ -136,7 +148,7 @@ SOLVERS = {
     # the RULER-style battery: its solvers read the prompt alone (tests/data/test_ruler_tasks.py)
     **{name: (lambda solve: lambda prompt, length: solve(prompt))(solve) for name, solve in RULER_SOLVERS.items()},
 }
-SHORT_ANSWER = {"assoc_recall", "recall", "counting", "flip_flop", "passkey", "parity", "brackets"}
+SHORT_ANSWER = {"assoc_recall", "recall", "mqar", "counting", "flip_flop", "passkey", "parity", "brackets"}
 
 # sha256 of generate(name, 8, 64, seed=0), keyed by (name, version). A changed
 # fingerprint under the same version means the format or sampling changed: bump the
@@ -145,6 +157,7 @@ GOLDEN = {
     ("copy", 1): "458729dfa25ab99d7f82d607968055a90f512b04601a7b1037c02c588c188d20",
     ("reverse", 1): "e5ee0737fb23c674fd5498118cb9a1c12c9fbd23507d192bcd64d617508d14e4",
     ("assoc_recall", 1): "19f431e5ad63a93846dc8ed9aac43b042a202e39c6f603be9297cb20a47bb62f",
+    ("mqar", 1): "e93f5062c808bb08042a1e780b7c4a5651204f7d7992fe9b1e98c91f1b5eda4f",
     ("recall", 1): "f630c030d8f3a6d6d4ce2769dcfddc899febb8d0fbe4b6bfa560ded65391176b",
     ("selective_copy", 1): "924b40032b59b50c4de923d263fa1fa73bf2534dc9f633dfb5817d1c39071a04",
     ("counting", 1): "966a123366d1a7068db28d03572cb858699f5c85930896156773a4bd7a634ed8",
@@ -312,6 +325,23 @@ def test_assoc_recall_and_selective_copy_scale_with_length():
     assert re.match(r" *[a-z]{4}:", big.prompt)
     marked = [generate("selective_copy", 1, n, 0)[0].meta["n_marked"] for n in (64, 1024)]
     assert marked == [62 // 9, 1022 // 9]
+
+
+@pytest.mark.parametrize("length", [9, 21, 33, 64, 417, 2048])
+def test_mqar_supervises_every_earlier_query_value_and_nothing_else(length):
+    """The supervised offsets are exactly the digits after "=" in the prompt, and the training
+    targets are those bytes and the answer's; the pairs stop at 52 and queries fill the rest."""
+    from suite.data.synthetic_train import IGNORE, example_tensors
+
+    for ex in generate("mqar", 20, length, seed=1):
+        queries = ex.prompt[ex.prompt.index("?"):]
+        offsets = tuple(ex.prompt.index("?") + i + 1 for i, c in enumerate(queries) if c == "=")[:-1]
+        assert ex.supervised == offsets
+        x, y = example_tensors(ex.prompt, ex.answer, ex.supervised)
+        targeted = [t + 1 for t in range(len(y)) if y[t] != IGNORE]
+        assert targeted == [*offsets, len(ex.prompt), len(ex.prompt) + 1]
+        assert all(chr(int(x[o])) .isdigit() for o in offsets)
+    assert generate("mqar", 1, 2048, 0)[0].meta["n_pairs"] == 52
 
 
 def test_addition_beyond_python_int_string_limit():
