@@ -80,12 +80,12 @@ class Mqar(SyntheticTask):
     Keys are single bytes (``KEY_LETTERS``, 52: a-z, A-Z) and distinct; values one digit;
     each query is a key of the context drawn uniformly (with replacement, so no query is
     known by elimination). Pairs and queries take 4 bytes each: of the U = (length - 1) // 4
-    units, P = min((U + 1) // 2, 52) are pairs and the rest queries, so beyond 416 bytes the
+    units, P = min((U + 1) // 2, 52) are pairs and the rest queries, so from 413 bytes on the
     pairs stop growing and the added length is queries further from the pairs they ask
     about; 0-3 PAD spaces. The answer is the last query's value (chance 1/10); the earlier
-    queries' values are :attr:`Example.supervised`, trained on as Zoology trains every query
-    (a single supervised digit per example left the tiny model at 0.3 in 3,000 steps:
-    README, "Task recipes"). length 21: ``"m:1 X:4 B:2 ?B=2 B="`` + ``"2\\n"``.
+    queries' values are :attr:`Example.supervised`, trained on as Zoology trains every query.
+    (One supervised digit per example left recall at 0.3 after 3,000 steps; with every query
+    a target the tiny model is still at 0.3-0.4 after 4,000: README, "Task recipes".) length 21: ``"m:1 X:4 B:2 ?B=2 B="`` + ``"2\\n"``.
     """
 
     name = "mqar"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import random
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
