@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims
 from suite.encodings.rerope import rotate_by
-from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
+from suite.encodings.rope_remap import RemappedRope
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def mscale(scale: float) -> float:
 
 
 @ENCODINGS.register("dual_chunk")
-class DualChunk(PositionalEncoding):
+class DualChunk(RemappedRope):
     """Dual Chunk Attention (An et al. 2024, "Training-Free Long-Context Scaling of Large
     Language Models", ICML; reference code HKUNLP/ChunkLlama@2add4d7,
     ``chunkllama_attn_replace.py``: ``ChunkLlamaRotaryEmbedding`` and ``forward``): a
@@ -62,7 +62,6 @@ class DualChunk(PositionalEncoding):
     """
 
     Params = DualChunkParams
-    cacheable = False  # a key's logit depends on which chunk the query is in
 
     def __init__(self, params: DualChunkParams, dims: ModelDims):
         super().__init__(params, dims)
@@ -72,15 +71,6 @@ class DualChunk(PositionalEncoding):
         self.chunk_len = self.chunk_size - self.local_window  # c
         if self.chunk_len < 1:
             raise ValueError(f"chunk_size ({self.chunk_size}) must exceed local_window ({self.local_window})")
-        self.rope = Rotary(RotaryParams(base=params.base), dims)
-        self.register_buffer("inv_freq", default_inv_freq(dims.head_dim, params.base), persistent=False)
-
-    @property
-    def scale_behaviour(self) -> ScaleBehaviour:
-        return ScaleBehaviour.ADJUST
-
-    def rotate(self, q, k, q_pos, k_pos):
-        return self.rope.rotate(q, k, q_pos, k_pos)
 
     def score(self, q, k, scores, q_pos, k_pos):
         if self.training:  # trained as RoPE: the remapping is the evaluation-time change

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims
 from suite.encodings.rerope import far_logits_replaced
-from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
+from suite.encodings.rope_remap import RemappedRope
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class SelfExtendParams:
 
 
 @ENCODINGS.register("self_extend")
-class SelfExtend(PositionalEncoding):
+class SelfExtend(RemappedRope):
     """Self-Extend (Jin et al. 2024, "LLM Maybe LongLM: Self-Extend LLM Context Window
     Without Tuning"; reference code datamllab/LongLM@cdbbb06,
     ``self_extend_patch/Llama.py``, ``self_extend_forward``): a training-free change of a
@@ -55,20 +55,10 @@ class SelfExtend(PositionalEncoding):
     """
 
     Params = SelfExtendParams
-    cacheable = False  # the score hook rewrites entries of every row; decoding re-reads the window
 
     def __init__(self, params: SelfExtendParams, dims: ModelDims):
         super().__init__(params, dims)
         self.window = params.window or max(1, dims.train_len // 4)
-        self.rope = Rotary(RotaryParams(base=params.base), dims)
-        self.register_buffer("inv_freq", default_inv_freq(dims.head_dim, params.base), persistent=False)
-
-    @property
-    def scale_behaviour(self) -> ScaleBehaviour:
-        return ScaleBehaviour.ADJUST
-
-    def rotate(self, q, k, q_pos, k_pos):
-        return self.rope.rotate(q, k, q_pos, k_pos)
 
     def score(self, q, k, scores, q_pos, k_pos):
         if self.training:  # trained as RoPE: Self-Extend is the evaluation-time change

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS, ModelDims
 from suite.encodings.rerope import rotate_by
-from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
+from suite.encodings.rope_remap import RemappedRope
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class StreamingParams:
 
 
 @ENCODINGS.register("streaming_llm")
-class StreamingLLM(PositionalEncoding):
+class StreamingLLM(RemappedRope):
     """StreamingLLM (Xiao et al. 2024, "Efficient Streaming Language Models with Attention
     Sinks", ICLR; reference code mit-han-lab/streaming-llm@2e50426,
     ``streaming_llm/kv_cache.py`` ``StartRecentKVCache`` and
@@ -56,20 +56,10 @@ class StreamingLLM(PositionalEncoding):
     """
 
     Params = StreamingParams
-    cacheable = False  # the score hook rewrites a row per query position; decoding re-reads the window
 
     def __init__(self, params: StreamingParams, dims: ModelDims):
         super().__init__(params, dims)
         self.recent = params.recent or max(1, dims.train_len - params.sinks - 1)
-        self.rope = Rotary(RotaryParams(base=params.base), dims)
-        self.register_buffer("inv_freq", default_inv_freq(dims.head_dim, params.base), persistent=False)
-
-    @property
-    def scale_behaviour(self) -> ScaleBehaviour:
-        return ScaleBehaviour.ADJUST
-
-    def rotate(self, q, k, q_pos, k_pos):
-        return self.rope.rotate(q, k, q_pos, k_pos)
 
     def score(self, q, k, scores, q_pos, k_pos):
         if self.training:  # trained as RoPE: the cache policy is the evaluation-time change

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 from pathlib import Path
 
@@ -52,3 +53,14 @@ def logits_matrix(enc, q_vec: torch.Tensor, k_vec: torch.Tensor, pos: torch.Tens
     k = k_vec.expand(1, 1, T, -1).clone()
     q, k = enc.rotate(q, k, pos, pos)
     return (q @ k.transpose(-2, -1))[0, 0]
+
+
+def explicit_attention(enc, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Attention weights [T, T] of one head's q, k [T, Dh] at positions 0..T-1 as the model's
+    explicit path computes them: rotate, q k^T / sqrt(Dh) with the causal mask, the score
+    hook, softmax."""
+    pos = torch.arange(q.shape[0])
+    q_rot, k_rot = enc.rotate(q[None, None], k[None, None], pos, pos)
+    mask = torch.full((len(pos), len(pos)), float("-inf")).triu(1)
+    scores = q_rot @ k_rot.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask
+    return enc.score(q_rot, k_rot, scores, pos, pos).softmax(dim=-1)[0, 0]

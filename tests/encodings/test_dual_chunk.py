@@ -4,25 +4,19 @@ the model's explicit path."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 
 from suite.modeling.model import AttentionPath
 
-from tests.encodings.helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import build_model, dims, encoding, explicit_attention, golden
 
 CASES = golden("dual-chunk")["cases"]
 
 
 def attention_output(enc, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """softmax(score hook of the masked RoPE logits) v [T, Dh], as the model's explicit path computes it."""
-    pos = torch.arange(q.shape[0])
-    q_rot, k_rot = enc.rotate(q[None, None], k[None, None], pos, pos)
-    mask = torch.full((len(pos), len(pos)), float("-inf")).triu(1)
-    scores = q_rot @ k_rot.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask
-    return (enc.score(q_rot, k_rot, scores, pos, pos).softmax(dim=-1) @ v)[0, 0]
+    """The explicit path's weights times the values [T, Dh]."""
+    return explicit_attention(enc, q, k) @ v
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))

@@ -3,24 +3,12 @@ datamllab/LongLM@cdbbb06 executed as written), and through the model's explicit 
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 
 from suite.modeling.model import AttentionPath
 
-from tests.encodings.helpers import build_model, dims, encoding, golden
-
-
-def attention_weights(enc, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """softmax of the logits [T, T] as the model's explicit path computes them: rotate,
-    q k^T / sqrt(Dh) with the causal mask, then the score hook."""
-    pos = torch.arange(q.shape[0])
-    q_rot, k_rot = enc.rotate(q[None, None], k[None, None], pos, pos)
-    mask = torch.full((len(pos), len(pos)), float("-inf")).triu(1)
-    scores = q_rot @ k_rot.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask
-    return enc.score(q_rot, k_rot, scores, pos, pos).softmax(dim=-1)[0, 0]
+from tests.encodings.helpers import build_model, dims, encoding, explicit_attention, golden
 
 
 @pytest.mark.parametrize("case", range(len(golden("self-extend")["cases"])))
@@ -31,7 +19,7 @@ def test_self_extend_is_the_authors_attention(case):
     c = g["cases"][case]
     enc = encoding("self-extend", dims(head_dim=g["head_dim"]), base=g["base"], group_size=c["group_size"],
                    window=c["window"]).eval()
-    weights = attention_weights(enc, torch.tensor(g["q"]), torch.tensor(g["k"]))
+    weights = explicit_attention(enc, torch.tensor(g["q"]), torch.tensor(g["k"]))
     torch.testing.assert_close(weights, torch.tensor(c["attention_weights"]), rtol=1e-5, atol=1e-5)
 
 
@@ -40,10 +28,10 @@ def test_self_extend_is_rope_within_the_window_and_during_training():
     torch.manual_seed(0)
     q, k = torch.randn(40, 16) * 2, torch.randn(40, 16) * 2
     rope, extended = encoding("rope"), encoding("self-extend", window=8, group_size=4).eval()
-    plain, grouped = attention_weights(rope, q, k), attention_weights(extended, q, k)
+    plain, grouped = explicit_attention(rope, q, k), explicit_attention(extended, q, k)
     torch.testing.assert_close(plain[:8], grouped[:8])  # rows that see no key 8 or more back
     assert not torch.allclose(plain[8:], grouped[8:], atol=1e-3)
-    assert torch.equal(attention_weights(extended.train(), q, k), plain)
+    assert torch.equal(explicit_attention(extended.train(), q, k), plain)
 
 
 def test_a_model_with_self_extend_takes_the_explicit_path_and_loads_the_rope_checkpoint():

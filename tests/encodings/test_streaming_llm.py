@@ -5,24 +5,13 @@ driven token by token), and through the model's explicit path."""
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pytest
 import torch
 
 from suite.modeling.model import AttentionPath
 
-from tests.encodings.helpers import CFG, build_model, dims, encoding, golden
-
-
-def attention_weights(enc, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """softmax of the logits [T, T] as the model's explicit path computes them: rotate,
-    q k^T / sqrt(Dh) with the causal mask, then the score hook."""
-    pos = torch.arange(q.shape[0])
-    q_rot, k_rot = enc.rotate(q[None, None], k[None, None], pos, pos)
-    mask = torch.full((len(pos), len(pos)), float("-inf")).triu(1)
-    scores = q_rot @ k_rot.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask
-    return enc.score(q_rot, k_rot, scores, pos, pos).softmax(dim=-1)[0, 0]
+from tests.encodings.helpers import CFG, build_model, dims, encoding, explicit_attention, golden
 
 
 @pytest.mark.parametrize("case", range(len(golden("streaming-llm")["cases"])))
@@ -33,7 +22,7 @@ def test_streaming_llm_is_the_authors_cache_and_attention(case):
     c = g["cases"][case]
     enc = encoding("streaming-llm", dims(head_dim=g["head_dim"]), base=g["base"], sinks=c["sinks"],
                    recent=c["recent"]).eval()
-    weights = attention_weights(enc, torch.tensor(g["q"]), torch.tensor(g["k"]))
+    weights = explicit_attention(enc, torch.tensor(g["q"]), torch.tensor(g["k"]))
     expected = torch.tensor(c["attention_weights"])
     assert (expected[-1] == 0).sum() == g["length"] - c["sinks"] - c["recent"] - 1  # the reference evicted keys
     torch.testing.assert_close(weights, expected, rtol=1e-5, atol=1e-5)
@@ -46,10 +35,10 @@ def test_streaming_llm_is_rope_within_the_cache_and_during_training():
     q, k = torch.randn(40, 16) * 2, torch.randn(40, 16) * 2
     rope, streaming = encoding("rope", dims(train_len=24)), encoding("streaming-llm", dims(train_len=24)).eval()
     assert streaming.recent == 24 - 4 - 1
-    plain, streamed = attention_weights(rope, q, k), attention_weights(streaming, q, k)
+    plain, streamed = explicit_attention(rope, q, k), explicit_attention(streaming, q, k)
     torch.testing.assert_close(plain[:24], streamed[:24])
     assert not torch.allclose(plain[24:], streamed[24:], atol=1e-3)
-    assert torch.equal(attention_weights(streaming.train(), q, k), plain)
+    assert torch.equal(explicit_attention(streaming.train(), q, k), plain)
 
 
 def test_an_evicted_token_does_not_reach_the_query():
