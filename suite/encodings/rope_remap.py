@@ -10,8 +10,8 @@ class RemappedRope(PositionalEncoding):
     """A training-free change of a RoPE model (``trains_as: rope``): ``rotate`` is plain RoPE
     (half-split pairs, theta_i = base^(-2i/Dh), as in :mod:`suite.encodings.rotary`), and a
     subclass's ``score`` replaces or masks logits at evaluation, re-rotating q and k with
-    ``self.inv_freq`` (:func:`suite.encodings.rerope.rotate_by`). Self-Extend, StreamingLLM
-    and Dual Chunk Attention are such changes. ``params`` needs a ``base``."""
+    ``self.inv_freq`` (:func:`suite.encodings.rerope.rotate_by`). Self-Extend, StreamingLLM,
+    Dual Chunk Attention and STRING are such changes. ``params`` needs a ``base``."""
 
     cacheable = False  # the score hook rewrites entries of a row by the query's position; decoding re-reads the window
 

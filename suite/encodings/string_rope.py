@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.base import ENCODINGS
 from suite.encodings.rerope import rotate_by
-from suite.encodings.rotary import Rotary, RotaryParams, default_inv_freq
+from suite.encodings.rope_remap import RemappedRope
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class StringParams:
 
 
 @ENCODINGS.register("string")
-class StringRope(PositionalEncoding):
+class StringRope(RemappedRope):
     """STRING (An et al., ICLR 2025, "Why Does the Effective Context Length of LLMs Fall
     Short?", Sec. 4, Eq. 4; reference code HKUNLP/STRING@216cc2f, ``string_for_llama.py``):
     the relative positions a model saw rarely in training (the largest) are dropped and the
@@ -65,22 +65,13 @@ class StringRope(PositionalEncoding):
 
     Params = StringParams
 
-    def __init__(self, params: StringParams, dims: ModelDims):
-        super().__init__(params, dims)
-        self.rope = Rotary(RotaryParams(base=params.base), dims)
-        self.register_buffer("inv_freq", default_inv_freq(dims.head_dim, params.base), persistent=False)
-
-    @property
-    def scale_behaviour(self) -> ScaleBehaviour:
-        return ScaleBehaviour.ADJUST
-
     def shifted_offset(self) -> int:
         if self.params.shifted_offset is not None:
             return self.params.shifted_offset
         return max(1, int(self.params.shifted_ratio * round(self.scale * self.dims.train_len)))
 
     def rotate(self, q, k, q_pos, k_pos):
-        q, k = self.rope.rotate(q, k, q_pos, k_pos)
+        q, k = super().rotate(q, k, q_pos, k_pos)
         factor = self.params.attention_factor
         return q * factor, k * factor
 
