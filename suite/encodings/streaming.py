@@ -65,6 +65,8 @@ class StreamingLLM(RemappedRope):
         if self.training:  # trained as RoPE: the cache policy is the evaluation-time change
             return scores
         S, R = self.params.sinks, self.recent
+        if not bool((q_pos > S + R).any()):  # no query past the full cache: nothing evicted or shifted (1x)
+            return scores
         q_cache = q_pos.clamp(max=S + R)  # the query's index in the cache
         q_sink = rotate_by(q, (q_cache - q_pos).double(), self.inv_freq)
         sink_logits = (q_sink @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
