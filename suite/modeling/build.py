@@ -14,7 +14,7 @@ from suite.specs import EncodingSpec, SizeSpec
 
 def model_config(size: SizeSpec, train_len: int, extension_factor: float = 1.0) -> ModelConfig:
     return ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, d_ff=size.d_ff,
-                       train_len=train_len, extension_factor=extension_factor)
+                       train_len=train_len, extension_factor=extension_factor, init=size.init)
 
 
 def run_model_config(run) -> ModelConfig:

@@ -20,6 +20,7 @@ from torch import nn
 
 from suite.encodings import ModelDims, PositionalEncoding
 from suite.encodings.base import AttentionWindow
+from suite.modeling.init import INIT_SCHEMES, initialise
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,11 @@ class ModelConfig:
     # interpolation (Chen et al. 2023) and YaRN (Peng et al. 2023) evaluate their fine-tuned
     # models, with the factor fixed by the fine-tuning length. 1: the scale follows the evaluation length.
     extension_factor: float = 1.0
+    init: str = "gpt2"  # how the weights start: a key of INIT_SCHEMES
 
     def __post_init__(self):
+        if self.init not in INIT_SCHEMES:
+            raise ValueError(f"init must be one of {sorted(INIT_SCHEMES)}, got {self.init!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.extension_factor < 1:
@@ -297,19 +301,7 @@ class Transformer(nn.Module):
         if cfg.extension_factor != 1:
             self.set_scale(1)  # a fine-tuned extension starts (and trains) at its factor
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        self.head.weight = self.tok.weight  # weight tying, as in GPT-2
-        for part in (self.tok, self.blocks):  # not the encodings: they initialise their own parameters
-            part.apply(self._init_weights)
-        for block in self.blocks:  # GPT-2: residual projections scaled by 1/sqrt(2 * n_layers)
-            for proj in (block.attn.out, block.mlp[2]):
-                nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * cfg.n_layers))
-
-    @staticmethod
-    def _init_weights(module):
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, std=0.02)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
+        initialise(self, cfg.init)  # GPT-2's, head tied, or PyTorch's own (suite.modeling.init)
 
     def set_scale(self, scale: float) -> None:
         """Evaluation scale s for every encoding; a fine-tuned extension keeps its factor

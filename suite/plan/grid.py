@@ -63,7 +63,7 @@ class TrainingRun:
         content = {
             "recipe_version": RECIPE_VERSION,
             "encoding": encoding_content(self.encoding),
-            "size": self.size.model_dump(exclude={"name", "description"}),
+            "size": self.size.model_dump(exclude={"name", "description"}, exclude_defaults=True),
             "task": self.task.model_dump(exclude={"name", "description", "paper"}),
             "seed": self.seed,
             "train": self.train.model_dump(exclude={"compile"}),  # how, not what: see TrainRecipe

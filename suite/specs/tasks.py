@@ -22,6 +22,10 @@ class SizeSpec(Spec):
     n_layers: int = Field(gt=0, le=MAX_LAYERS)
     n_heads: int = Field(gt=0, le=MAX_WIDTH)
     d_ff: int = Field(gt=0, le=MAX_WIDTH)
+    # How the weights start (suite.modeling.init.INIT_SCHEMES): "gpt2" (std 0.02, tied output
+    # head) or "pytorch" (the modules' own defaults, untied head). Not hashed at its default, so
+    # the ids of runs made before the field existed stay what they were.
+    init: Literal["gpt2", "pytorch"] = "gpt2"
     description: str = ""
 
     @pydantic.field_validator("n_heads")

@@ -9,6 +9,8 @@ import shutil
 
 from suite.cli.main import main
 
+from tests.conftest import REPO
+
 TASK_TRAIN = {"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1}
 EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False}
 
@@ -84,3 +86,15 @@ def test_a_new_encoding_trains_only_its_rows_beside_the_published_ones_and_is_su
     verdict = (folder / "verify.txt").read_text()
     assert "match: final_train_loss" in verdict and verdict.strip().endswith("figure(s) match") and "MISMATCH" not in verdict
     assert main(["--root", str(project_root), "submit", "no-such"]) == 1
+
+
+def test_every_published_run_id_is_still_the_id_of_its_run():
+    """The snapshot's training runs, rebuilt from their records, hash to the ids they were
+    published under: a new spec field (a size's ``init``) at its default changes no id."""
+    from suite.plan.grid import TrainingRun
+
+    with gzip.open(REPO / "leaderboard" / "runs.jsonl.gz", "rt") as f:
+        records = [json.loads(line) for line in f]
+    assert records
+    changed = [r["run_id"] for r in records if TrainingRun.from_dict(r["run"]).run_id != r["run_id"]]
+    assert changed == []

@@ -105,3 +105,25 @@ def test_chunks_compute_the_bias_of_each_chunk_over_the_keys_it_sees():
     shapes.clear()
     model(torch.randint(0, 256, (1, 20)))  # with autograd (training) the whole square, once per forward
     assert shapes == [(20, 20)]
+
+
+def test_gpt2_init_ties_the_head_and_pytorch_init_keeps_the_modules_defaults():
+    """A size's ``init`` (INIT_SCHEMES): GPT-2's std 0.02 with the head tied to the
+    embedding, or PyTorch's own defaults (nn.Embedding N(0, 1), nn.Linear uniform within
+    1/sqrt(fan_in)) with the head untied."""
+    torch.manual_seed(0)
+    none = ENCODINGS.get("none")
+    gpt2 = Transformer(ModelConfig(d_model=64, n_layers=2, n_heads=4, d_ff=256), lambda d: none(none.Params(), d))
+    torch.manual_seed(0)
+    pytorch = Transformer(ModelConfig(d_model=64, n_layers=2, n_heads=4, d_ff=256, init="pytorch"),
+                          lambda d: none(none.Params(), d))
+    assert gpt2.head.weight is gpt2.tok.weight
+    assert gpt2.tok.weight.std().item() == pytest.approx(0.02, rel=0.05)
+    assert pytorch.head.weight is not pytorch.tok.weight
+    assert pytorch.tok.weight.std().item() == pytest.approx(1.0, rel=0.05)
+    for name, p in pytorch.blocks.named_parameters():
+        if p.dim() == 2:  # nn.Linear: kaiming_uniform_(a=sqrt(5)) is uniform within 1/sqrt(fan_in)
+            assert p.abs().max().item() <= p.shape[1] ** -0.5, name
+            assert p.abs().max().item() > 0.9 * p.shape[1] ** -0.5, name
+    with pytest.raises(ValueError, match="init must be one of"):
+        ModelConfig(init="xavier")
