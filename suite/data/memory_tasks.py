@@ -76,35 +76,36 @@ class Mqar(SyntheticTask):
     Measuring and Improving Recall in Efficient Language Models", Sec. 3, MQAR): key-value
     pairs, then queries, each followed by its value, every query's value a target.
 
-    Format (version 1): ``PAD* (k ":" v " ")+ "?" (q "=" v " ")* q "="`` then ``v "\\n"``.
-    Keys are single bytes (``KEY_LETTERS``, 52: a-z, A-Z) and distinct; values one digit;
-    each query is a key of the context drawn uniformly (with replacement, so no query is
-    known by elimination). Pairs and queries take 4 bytes each: of the U = (length - 1) // 4
-    units, P = min((U + 1) // 2, 52) are pairs and the rest queries, so from 413 bytes on the
-    pairs stop growing and the added length is queries further from the pairs they ask
-    about; 0-3 PAD spaces. The answer is the last query's value (chance 1/10); the earlier
-    queries' values are :attr:`Example.supervised`, trained on as Zoology trains every query.
-    (One supervised digit per example left recall at 0.3 after 3,000 steps; with every query
-    a target the tiny model is still at 0.3-0.4 after 4,000: README, "Task recipes".) length 21: ``"m:1 X:4 B:2 ?B=2 B="`` + ``"2\\n"``.
+    Format (version 2): ``PAD? (k v)+ "?" (q v)* q`` then ``v "\n"``: as in Zoology each
+    value follows its key, and each query is a key whose next byte is its value, with no
+    separators. Keys are single bytes (``KEY_LETTERS``, 52: a-z, A-Z) and distinct; values one
+    digit; each query is a key of the context drawn uniformly (with replacement, so no query is
+    known by elimination). Of the U = (length - 2) // 2 two-byte units, P = min((U + 1) // 2, 52)
+    are pairs and the rest queries, so from 208 bytes on the pairs stop growing and the added
+    length is queries further from the pairs they ask about; 0-1 PAD space. The answer is the
+    last query's value (chance 1/10); the earlier queries' values are :attr:`Example.supervised`,
+    trained on as Zoology trains every query. (Version 1 put a ":" after each key and "=" after
+    each query, so a value sat two bytes after its key: README, "Task recipes".)
+    length 16: ``"T0v7i1y6?y6v7v"`` + ``"7\n"``.
     """
 
     name = "mqar"
-    version = 1
-    description = "recall the value of each queried key among key:value pairs, every query a target"
-    min_length = 9  # one pair "k:v ", "?", the query "k=" and its answer "v\n"
+    version = 2
+    description = "recall the value of each queried key among key-value pairs, every query a target"
+    min_length = 6  # one pair "kv", "?", the query "k" and its answer "v\n"
     chance = 0.1  # one digit
     max_pairs: ClassVar[int] = len(KEY_LETTERS)
 
     def make(self, rng: random.Random, length: int) -> Example:
-        units, pad = fit(length, fixed=1, unit=4)  # "?" and units of "k:v " / "k=v " (the last: "k=" + "v\n")
+        units, pad = fit(length, fixed=2, unit=2)  # "?" and "\n", and units of "kv" (the last query's value is the answer's)
         n_pairs = min((units + 1) // 2, self.max_pairs)
         keys = rng.sample(KEY_LETTERS, n_pairs)
         values = random_string(rng, DIGITS, n_pairs)
         asked = [rng.randrange(n_pairs) for _ in range(units - n_pairs)]
-        context = pad + "".join(f"{k}:{v} " for k, v in zip(keys, values)) + "?"
-        queries = "".join(f"{keys[i]}={values[i]} " for i in asked[:-1])
-        supervised = tuple(len(context) + 4 * j + 2 for j in range(len(asked) - 1))
-        return Example(context + queries + keys[asked[-1]] + "=", values[asked[-1]] + "\n",
+        context = pad + "".join(k + v for k, v in zip(keys, values)) + "?"
+        queries = "".join(keys[i] + values[i] for i in asked[:-1])
+        supervised = tuple(len(context) + 2 * j + 1 for j in range(len(asked) - 1))
+        return Example(context + queries + keys[asked[-1]], values[asked[-1]] + "\n",
                        {"n_pairs": n_pairs, "n_queries": len(asked)}, supervised)
 
 
