@@ -76,7 +76,7 @@ class Mqar(SyntheticTask):
     Measuring and Improving Recall in Efficient Language Models", Sec. 3, MQAR): key-value
     pairs, then queries, each followed by its value, every query's value a target.
 
-    Format (version 2): ``PAD? (k v)+ "?" (q v)* q`` then ``v "\n"``: as in Zoology each
+    Format (version 2): ``PAD? (k v)+ "?" (q v)* q`` then ``v "\\n"``: as in Zoology each
     value follows its key, and each query is a key whose next byte is its value, with no
     separators. Keys are single bytes (``KEY_LETTERS``, 52: a-z, A-Z) and distinct; values one
     digit; each query is a key of the context drawn uniformly (with replacement, so no query is
@@ -86,7 +86,7 @@ class Mqar(SyntheticTask):
     last query's value (chance 1/10); the earlier queries' values are :attr:`Example.supervised`,
     trained on as Zoology trains every query. (Version 1 put a ":" after each key and "=" after
     each query, so a value sat two bytes after its key: README, "Task recipes".)
-    length 16: ``"T0v7i1y6?y6v7v"`` + ``"7\n"``.
+    length 16: ``"T0v7i1y6?y6v7v"`` + ``"7\\n"``.
     """
 
     name = "mqar"
