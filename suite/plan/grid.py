@@ -327,7 +327,8 @@ def _state_shapes(encoding: EncodingSpec, dims) -> dict:
     impl = encoding.implementation()
     with torch.device("meta"):  # shapes only: nothing is allocated
         module = impl(encoding.resolved_params(), dims)
-    return {"per_layer": impl.per_layer, **{k: tuple(v.shape) for k, v in module.state_dict().items()}}
+    own = getattr(impl, "calibrated_state", ())  # searched on the parent's weights (LongRoPE), not loaded
+    return {"per_layer": impl.per_layer, **{k: tuple(v.shape) for k, v in module.state_dict().items() if k not in own}}
 
 
 def _check_span(grid: Grid, doc) -> list:

@@ -52,6 +52,9 @@ class TrainingProvenance(Provenance):
     data_wait_share: float | None = None
     world_size: int | None = None
     resumed_from_step: int | None = None
+    # what a calibrating encoding searched on the parent's weights before fine-tuning
+    # (suite.training.calibration: LongRoPE's factors and the search's losses)
+    calibration: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
+from suite.training.calibration import calibrate
 from suite.plan.task_kinds import kind_of
 from suite.training.checkpoints import load_checkpoint, resume_dir, save_atomically
 from suite.training.learning_curve import LearningCurve
@@ -53,8 +54,10 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     accelerate(module.model, settings["accelerator"] == "gpu", run.train.compile)
     hpc, boundary = resume_dir(checkpoint_dir, run), StepBoundarySignal()
     resuming = any(hpc.glob("hpc_ckpt_*.ckpt"))
+    calibration = None
     if run.parent is not None and not resuming:  # a resumed child has its own weights in the hpc checkpoint
         start_from_parent(module, checkpoint_dir / f"{run.parent.run_id}.ckpt")
+        calibration = calibrate(module.model, run)  # LongRoPE's search, on the parent's weights
     curve = LearningCurve(run.train.steps, kind_of(run.task).learning_probe(run.task, run.train))
     settings["callbacks"] = [boundary, curve, *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
@@ -84,16 +87,24 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              # the share of training wall time spent making batches (the loop waits for them)
              "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
+    if calibration is not None:
+        stats["calibration"] = calibration
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
     return FitResult(module, checkpoint, stats, curve.curve)
 
 
 def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:
-    """The parent's weights in the child's model, strictly: the grid check
-    (suite.plan.grid._check_extensions) has made sure they fit."""
+    """The parent's weights in the child's model, strictly (the grid check,
+    suite.plan.grid._check_extensions, has made sure they fit) but for what a calibrating
+    encoding adds, which the parent cannot have (LongRoPE's searched factors)."""
     if not parent_checkpoint.is_file():
         raise FileNotFoundError(f"the parent's checkpoint {parent_checkpoint} is missing: train the parent first")
-    module.model.load_state_dict(load_checkpoint(parent_checkpoint).model.state_dict(), strict=True)
+    own = {f"encodings.{i}.{name}" for i, enc in enumerate(module.model.encodings)
+           for name in getattr(enc, "calibrated_state", ())}
+    missing, unexpected = module.model.load_state_dict(load_checkpoint(parent_checkpoint).model.state_dict(), strict=False)
+    if unexpected or set(missing) - own:
+        raise RuntimeError(f"the parent's weights do not fit the child: missing {sorted(set(missing) - own)}, "
+                           f"unexpected {sorted(unexpected)}")
 
 
 def accelerate(model: Transformer, on_gpu: bool, compile: bool) -> None:
