@@ -1,7 +1,7 @@
 """LongRoPE: RoPE with a searched rescale factor per frequency.
 
-Ding et al. 2024, "LongRoPE: Extending LLM Context Window Beyond 2 Million Tokens", Sec. 3.2,
-Eq. (6): pair i of a head rotates position n by n / (lambda_i base^(2i/d)) instead of
+Ding et al. 2024, "LongRoPE: Extending LLM Context Window Beyond 2 Million Tokens", Sec. 3.2:
+pair i of a head rotates position n by n / (lambda_i base^(2i/d)) instead of
 n / base^(2i/d), with one factor lambda_i >= 1 per frequency, found by an evolutionary search
 on the model's perplexity at the target length (:mod:`suite.encodings.longrope_search`), not
 by a rule; cos and sin are multiplied by the attention factor sqrt(1 + ln s / ln L) (the
