@@ -1,6 +1,6 @@
 """The encoding plugin contract.
 
-An encoding is a ``torch.nn.Module`` that may act at seven places in the model (hooks), each
+An encoding is a ``torch.nn.Module`` that may act at eight places in the model (hooks), each
 with a do-nothing default, so a subclass overrides only what it uses:
 
 ==========================================  ==============================  ========================
@@ -9,6 +9,7 @@ hook                                        acts on                         used
 ``embed(x, pos)``                           token embeddings [B, T, D]      sinusoidal, learned
 ``rotate(q, k, q_pos, k_pos)``              queries/keys [B, H, T, Dh]      the rotary family
 ``bias(q_pos, k_pos)``                      additive bias [H, Tq, Tk]       ALiBi, T5, KERPLE, FIRE
+``logits(q, k, x, q0, k0)``                 q.k replaced [B, H, Tq, Tk]     PaTH attention
 ``score(q, k, scores, q_pos, k_pos)``       the logits [B, H, Tq, Tk]       CoPE, ReRoPE
 ``decay(x)``                                log forget gates [B, H, T]      Forgetting Transformer
 ``sink()``                                  per-head sink logits [H]        gpt-oss attention sinks
@@ -26,7 +27,9 @@ with ``continuous_positions = True`` takes (the sinusoidal table).
 ``decay`` is the data-dependent hook: from the layer's input x [B, T, D] it gives a log
 forget value per token and head, and the model adds ``sum_{l=j+1..i} log f_l`` (a
 difference of cumulative sums) to logit (i, j), as the Forgetting Transformer does
-(Lin et al. 2025, Eq. 5). It is the only hook that sees the data.
+(Lin et al. 2025, Eq. 5). ``logits`` also sees it: the raw logits q_i . k_j [B, H, Tq, Tk]
+replaced by the encoding's own, computed from the queries, the keys and the layer's input
+(PaTH: q_i^T H_i ... H_{j+1} k_j, a Householder-like transform per token between j and i).
 
 Per layer: a class with ``per_layer = True`` gets one instance per layer, each told its
 layer in ``dims.layer``, so an encoding may differ by layer (hybrid schedules such as
@@ -66,7 +69,7 @@ from torch import nn
 
 from suite.core.registry import Registry
 
-HOOKS = ("embed", "rotate", "bias", "score", "decay", "sink", "normalize")
+HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -214,6 +217,14 @@ class PositionalEncoding(nn.Module):
     ``toeplitz_bias(self.relative_bias, q_pos, k_pos)``. With it the model can run the
     encoding through FlexAttention's ``score_mod`` (a table lookup per logit, no
     [H, T, T] bias) where FlexAttention is compiled (suite.modeling.model, ``AttentionPath.FLEX``)."""
+
+    def logits(self, q: torch.Tensor, k: torch.Tensor, x: torch.Tensor, q0: int, k0: int) -> torch.Tensor:
+        """The raw logits [B, H, Tq, Tk] (before the 1/sqrt(Dh) scaling, the mask and
+        :meth:`score`) in place of ``q @ k^T``: queries [B, H, Tq, Dh] at indices q0 .. and keys
+        at k0 .. as ``rotate`` returned them, and the layer's (normalised) input x [B, T, D] of
+        the whole sequence (so an encoding may read the tokens between a key and its query).
+        An encoding with this hook reads whole sequences: it is not cacheable."""
+        raise NotImplementedError
 
     def score(self, q, k, scores, q_pos, k_pos):
         """Edit the logits ``scores`` [B, H, Tq, Tk] (already scaled by 1/sqrt(Dh) and

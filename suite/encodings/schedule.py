@@ -108,6 +108,9 @@ class Schedule(PositionalEncoding):
     def bias(self, q_pos, k_pos):
         return self.inner.bias(q_pos, k_pos)
 
+    def logits(self, q, k, x, q0, k0):
+        return self.inner.logits(q, k, x, q0, k0)
+
     def score(self, q, k, scores, q_pos, k_pos):
         return self.inner.score(q, k, scores, q_pos, k_pos)
 

@@ -62,7 +62,7 @@ class AttentionPath(str, enum.Enum):
 
 
 def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
-    if {"score", "sink", "normalize"} & hooks:  # they edit the logits or the softmax itself
+    if {"logits", "score", "sink", "normalize"} & hooks:  # they edit the logits or the softmax itself
         return AttentionPath.EXPLICIT
     if "bias" in hooks or "decay" in hooks or window is not None:
         return AttentionPath.FLOAT_MASK
@@ -137,11 +137,12 @@ def attention_mask(encoding: PositionalEncoding, q_pos: torch.Tensor, k_pos: tor
 
 def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_pos, q0: int = 0,
            mask: torch.Tensor | None = None, dropout: float = 0.0, k0: int = 0,
-           decay: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+           decay: tuple[torch.Tensor, torch.Tensor] | None = None, x: torch.Tensor | None = None) -> torch.Tensor:
     """Causal attention [B, H, Tq, Dh] of queries q [B, H, Tq, Dh] at indices q0 .. over
     keys and values [B, H, Tk, Dh] at indices k0 .. k0 + Tk - 1; ``mask`` is
     :func:`attention_mask` when the caller already has it; ``decay``: the cumulative log
-    forget values [B, H, Tq] of the queries and [B, H, Tk] of the keys (the decay hook)."""
+    forget values [B, H, Tq] of the queries and [B, H, Tk] of the keys (the decay hook);
+    ``x``: the layer's input [B, T, D], for an encoding whose logits read it (the logits hook)."""
     Tq, Tk = q.shape[2], k.shape[2]
     if path is AttentionPath.FLEX:
         return flex_attend(q, k, v, encoding, q_pos, k_pos, q0, k0)
@@ -154,7 +155,8 @@ def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_
         mask = mask + (decay[0][..., :, None] - decay[1][..., None, :])
     if path is not AttentionPath.EXPLICIT:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout)
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1]) + mask.to(q.dtype)  # [B, H, Tq, Tk]
+    raw = q @ k.transpose(-2, -1) if x is None else encoding.logits(q, k, x, q0, k0)  # [B, H, Tq, Tk]
+    scores = raw / math.sqrt(q.shape[-1]) + mask.to(q.dtype)
     scores = encoding.score(q, k, scores, q_pos, k_pos)
     if "sink" in encoding.active_hooks():  # the sink's column in the softmax, dropped after it
         sinks = encoding.sink().to(scores.dtype).view(1, -1, 1, 1).expand(scores.shape[0], -1, scores.shape[2], 1)
@@ -212,6 +214,7 @@ class Attention(nn.Module):
         q, k = encoding.rotate(q, k, pos, pos)
         # the decay hook's cumulative log forget values [B, H, T] of the queries and of the keys
         c = c_k = encoding.decay(x).cumsum(dim=-1) if "decay" in encoding.active_hooks() else None
+        x_in = x if "logits" in encoding.active_hooks() else None  # PaTH's transforms read the layer's input
         k_pos, q0 = pos, 0
         if cache is not None:
             q0, k_pos = cache.length, cache.positions
@@ -220,14 +223,14 @@ class Attention(nn.Module):
                 c, c_k = cache.append_decay(layer, c)
         dropout = self.dropout if self.training else 0.0
         if chunk is None or T <= chunk:
-            y = attend(q, k, v, encoding, path, pos, k_pos, q0, mask, dropout, decay=None if c is None else (c, c_k))
+            y = attend(q, k, v, encoding, path, pos, k_pos, q0, mask, dropout, decay=None if c is None else (c, c_k), x=x_in)
         else:  # each chunk of queries over the keys it may see: no [H, T, T] held at once
             window, parts = encoding.attention_window, []
             for a in range(0, T, chunk):
                 lo, hi = (window.first_key(q0 + a) if window else 0), q0 + a + chunk  # keys [lo, hi)
                 parts.append(attend(q[:, :, a : a + chunk], k[:, :, lo:hi], v[:, :, lo:hi], encoding, path,
                                     pos[a : a + chunk], k_pos[lo:hi], q0 + a, None, dropout, k0=lo,
-                                    decay=None if c is None else (c[..., a : a + chunk], c_k[..., lo:hi])))
+                                    decay=None if c is None else (c[..., a : a + chunk], c_k[..., lo:hi]), x=x_in))
             y = torch.cat(parts, dim=2)  # [B, H, T, Dh]
         return self.out(y.transpose(1, 2).reshape(B, T, D))  # [B, T, D]
 

@@ -78,11 +78,12 @@ def check_scale_behaviour(spec: EncodingSpec) -> None:
 def expected_path(spec: EncodingSpec, encoding) -> AttentionPath:
     """The path a layer with this encoding instance must take: a wrapper's or a schedule's
     is that of the encoding it holds (``inner``), with its window; an encoding that edits
-    the logits (the score hook) takes the explicit path; else its family's."""
+    the logits or the softmax (the logits, score, sink or normalize hooks) takes the explicit
+    path; else its family's."""
     inner = getattr(encoding, "inner", None)
     if spec.family in ("wrapper", "hybrid") and inner is not None:
         return attention_path(inner.active_hooks(), encoding.attention_window)
-    if {"score", "sink", "normalize"} & encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
+    if {"logits", "score", "sink", "normalize"} & encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
         return AttentionPath.EXPLICIT
     return FAMILY_PATH[spec.family]
 

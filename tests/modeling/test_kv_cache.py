@@ -48,9 +48,10 @@ def test_cached_decoding_equals_the_whole_window(name, scale):
     assert cache.length == T
 
 
-# contextual positions, randomized evaluation ids, rectified distances, xPos's span-centred decay
-NOT_CACHEABLE = {"cope", "cope-nodiv", "dual-chunk", "randomized", "randomized-arange", "rerope", "rerope-leaky", "self-extend",
-                 "streaming-llm", "string", "xpos"}
+# contextual positions, randomized evaluation ids, rectified distances, xPos's span-centred decay, PaTH's
+# transforms (a new token's changes what every earlier key looks like to later queries)
+NOT_CACHEABLE = {"cope", "cope-nodiv", "dual-chunk", "path", "path-fox", "randomized",
+                 "randomized-arange", "rerope", "rerope-leaky", "self-extend", "streaming-llm", "string", "xpos"}
 
 
 def test_the_encodings_that_say_they_are_cacheable():
