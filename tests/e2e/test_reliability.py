@@ -137,3 +137,33 @@ def test_ingest_skips_every_kind_of_bad_record(tmp_path, garbage):
     (runs / "0000000000000000.json").write_bytes(garbage)
     report = ingest(runs, evals, tmp_path / "db.duckdb")
     assert report.runs == 0 and len(report.problems) == 1 and report.problems[0].path.name == "0000000000000000.json"
+
+
+def test_a_terminated_jobs_run_stops_its_workers_and_a_rerun_completes(tiny_grid, project_root):
+    """SIGTERM to `posbench run --jobs 2` (kill, a scheduler's cancel) stops its workers with it,
+    instead of leaving them training unseen; the rerun takes over their claims."""
+    grid = tiny_grid(name="term", encodings=["nope", "alibi"], scales=[1], eval=QUICK_EVAL,
+                     train={"steps": 600, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
+    proc = posbench(project_root, "run", str(grid), "--jobs", "2", "--quiet", "--no-site")
+    claims = project_root / "results" / "claims"
+    try:
+        deadline = time.time() + 1200  # a guard against a hang: on a busy machine the workers start late
+        while len(list(claims.glob("run-*.json"))) < 2 and time.time() < deadline:  # both workers train
+            time.sleep(0.2)
+        owners = [json.loads(p.read_text())["pid"] for p in claims.glob("run-*.json")]
+        assert len(owners) == 2 and proc.pid not in owners
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM
+    for pid in owners:  # the parent waited for them: gone, not orphaned
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not list((project_root / "results" / "runs").glob("*.json"))  # stopped mid-training
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    plan = plan_of(project_root, grid)
+    assert sorted(r["run_id"] for r in records(project_root, "runs")) == sorted(r.run_id for r in plan.runs)
+    assert all(r["status"] == "done" for r in records(project_root, "runs") + records(project_root, "evals"))

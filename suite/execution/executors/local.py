@@ -5,6 +5,7 @@ they never oversubscribe the machine)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -49,17 +50,43 @@ class Local(Executor):
                       f"{logs[0].parent}/worker-<i>.log")
         progress = GridProgress(plan, project)
         workers = []
-        for log in logs:
-            with open(log, "w") as out:
-                workers.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT))
-        show(progress, workers, console, refresh_s)
-        codes = [w.wait() for w in workers]
+        # A SIGTERM (kill, a scheduler's cancel) ends this process through the finally below, so
+        # that it stops its workers too (Ctrl-C reaches them itself: they share the terminal's
+        # process group); their claims go stale and a rerun takes them over.
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        try:
+            for log in logs:
+                with open(log, "w") as out:
+                    workers.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT))
+            show(progress, workers, console, refresh_s)
+            codes = [w.wait() for w in workers]
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            stop(workers)
         for log, code in zip(logs, codes):
             if code:
                 tail = log.read_text().splitlines()[-15:]
                 console.print(f"[red]worker {log.stem} exited with {code}[/]; the end of {log}:", markup=True)
                 console.print("\n".join(tail), markup=False)
         return max(codes)
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def stop(workers: list, grace_s: float = 10.0) -> None:
+    """Workers still running get SIGTERM, and SIGKILL after ``grace_s`` (Lightning's own SIGTERM
+    handler only stops a fit at the end of its epoch); waited for, so none outlives this process."""
+    for w in workers:
+        if w.poll() is None:
+            w.terminate()
+    for w in workers:
+        try:
+            w.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.wait()
 
 
 def show(progress: GridProgress, workers: list, console, refresh_s: float) -> None:
