@@ -36,7 +36,7 @@ def path_logits(q: torch.Tensor, k: torch.Tensor, w: torch.Tensor, beta: torch.T
     far. Entries with j > i are 0 (the causal mask removes them). In float32.
 
     A port of the authors' naive reference (fla/ops/path_attn/naive.py, the algorithm their
-    Triton kernel blocks; Yang et al. 2025, Sec. 3.2): within a block of tokens the product
+    Triton kernel blocks; the paper's blockwise algorithm): within a block of tokens the product
     of its transforms has the compact WY form ``I - W^T T diag(beta) W`` with
     ``T = (I + strict_lower(diag(beta) W W^T))^-1`` (the UT transform), so every logit within
     a block, each query's transforms from its block's start, each key's to its block's end
@@ -87,7 +87,7 @@ def path_logits(q: torch.Tensor, k: torch.Tensor, w: torch.Tensor, beta: torch.T
 @ENCODINGS.register("path")
 class PaTH(PositionalEncoding):
     """Yang et al. 2025, "PaTH Attention: Position Encoding via Accumulating Householder
-    Transformations" (NeurIPS 2025, arXiv 2505.16381), Sec. 3: the logit of query i over
+    Transformations" (NeurIPS 2025, arXiv 2505.16381), its attention logit: the logit of query i over
     key j is ``k_j^T (prod_{s=j+1..i} H_s) q_i`` with a Householder-like matrix per token,
     ``H_t = I - beta_t w_t w_t^T``, where w_t and beta_t are functions of token t. So the
     transform between two positions depends on the tokens between them, not on the
