@@ -61,8 +61,11 @@ class AttentionPath(str, enum.Enum):
     FLEX = "flex"  # FlexAttention with the relative bias as a score_mod table lookup (GPU; opt-in)
 
 
+EXPLICIT_HOOKS = frozenset({"logits", "score", "sink", "normalize"})  # they edit the logits or the softmax itself
+
+
 def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
-    if {"logits", "score", "sink", "normalize"} & hooks:  # they edit the logits or the softmax itself
+    if EXPLICIT_HOOKS & hooks:
         return AttentionPath.EXPLICIT
     if "bias" in hooks or "decay" in hooks or window is not None:
         return AttentionPath.FLOAT_MASK

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from suite.encodings import ScaleBehaviour
 from suite.modeling.build import build_model
-from suite.modeling.model import AttentionPath, ModelConfig, Transformer, attention_path
+from suite.modeling.model import EXPLICIT_HOOKS, AttentionPath, ModelConfig, Transformer, attention_path
 from suite.encodings.position_transforms import Cape, CapeParams
 from suite.specs import EncodingSpec, SizeSpec, TaskSpec, TrainRecipe
 
@@ -83,7 +83,7 @@ def expected_path(spec: EncodingSpec, encoding) -> AttentionPath:
     inner = getattr(encoding, "inner", None)
     if spec.family in ("wrapper", "hybrid") and inner is not None:
         return attention_path(inner.active_hooks(), encoding.attention_window)
-    if {"logits", "score", "sink", "normalize"} & encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
+    if EXPLICIT_HOOKS & encoding.active_hooks():  # at this scale (dynamic scaling edits the logits only beyond L)
         return AttentionPath.EXPLICIT
     return FAMILY_PATH[spec.family]
 
