@@ -102,6 +102,7 @@ class ModelDims:
     n_layers: int
     train_len: int  # the training context length: what "scale 1" means
     layer: int | None = None  # the layer an instance serves (per_layer classes); None: shared by all
+    token_embedding_std: float = 0.02  # the token embedding's initial std (the size's init; GPT-2's by default)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,10 @@ class NoPE(PositionalEncoding):
 class SinusoidalParams:
     base: float = 10000.0  # the wavelength base of Vaswani et al.
     convention: Literal["paper", "tensor2tensor"] = "paper"  # see sinusoidal_table
+    # What the token embeddings are multiplied by before the table is added: "sqrt_d", the
+    # paper's sqrt(d_model) (Sec. 3.4); "unit", 1 / (their initial std), so they start at unit
+    # std whatever the size's init, as the paper's sqrt(d) does for its N(0, 1/d) embedding.
+    token_scale: Literal["sqrt_d", "unit"] = "sqrt_d"
 
     def __post_init__(self):
         if self.base <= 1:
@@ -70,7 +74,15 @@ class Sinusoidal(PositionalEncoding):
     layout of the authors' tensor2tensor code (spec ``sinusoidal-t2t``), checked against
     fairseq's copy of it. For a model trained from scratch the two layouts differ by a
     fixed permutation of the model dimensions, which an i.i.d. initialisation cannot
-    see; what differs is the frequency spacing."""
+    see; what differs is the frequency spacing.
+
+    The sqrt(d) factor assumes the authors' initialisation: tensor2tensor and fairseq start
+    the token embedding at N(0, 1/d), so the scaled tokens have unit std beside a table of
+    std 1/sqrt(2). Under PyTorch's own N(0, 1) embedding (``init: pytorch``) the same factor
+    makes the tokens sqrt(d) = 8 times the table at width 64, and the positions all but
+    vanish. ``token_scale: unit`` keeps the paper's ratio under any init: it multiplies by
+    1 / (the embedding's initial std), which is sqrt(d) for the authors' N(0, 1/d), 1 for
+    PyTorch's and 50 for GPT-2's 0.02 (spec ``sinusoidal-unit``; README, "Task recipes")."""
 
     Params = SinusoidalParams
     cacheable = True  # every hook of a token depends on its own position id alone
@@ -78,7 +90,8 @@ class Sinusoidal(PositionalEncoding):
 
     def embed(self, x, pos):
         table = sinusoidal_table(pos, self.dims.d_model, self.params.base, self.params.convention).to(x.dtype)  # [T, D]
-        return x * math.sqrt(self.dims.d_model) + table
+        scale = math.sqrt(self.dims.d_model) if self.params.token_scale == "sqrt_d" else 1 / self.dims.token_embedding_std
+        return x * scale + table
 
 
 def alibi_slopes(n_heads: int) -> torch.Tensor:

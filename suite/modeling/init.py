@@ -18,6 +18,7 @@ import math
 from torch import nn
 
 INIT_SCHEMES = ("gpt2", "pytorch")
+TOKEN_EMBEDDING_STD = {"gpt2": 0.02, "pytorch": 1.0}  # nn.Embedding's default is N(0, 1)
 
 
 def initialise(model: nn.Module, scheme: str) -> None:

@@ -20,7 +20,7 @@ from torch import nn
 
 from suite.encodings import ModelDims, PositionalEncoding
 from suite.encodings.base import AttentionWindow
-from suite.modeling.init import INIT_SCHEMES, initialise
+from suite.modeling.init import INIT_SCHEMES, TOKEN_EMBEDDING_STD, initialise
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,8 @@ class ModelConfig:
 
     @property
     def dims(self) -> ModelDims:
-        return ModelDims(self.d_model, self.n_heads, self.d_model // self.n_heads, self.n_layers, self.train_len)
+        return ModelDims(self.d_model, self.n_heads, self.d_model // self.n_heads, self.n_layers, self.train_len,
+                         token_embedding_std=TOKEN_EMBEDDING_STD[self.init])
 
 
 class AttentionPath(str, enum.Enum):
