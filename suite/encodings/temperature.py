@@ -167,11 +167,24 @@ def _decay(self, x):
     return self.inner.decay(x)
 
 
+def _logits(self, q, k, x, q0, k0):
+    return self.inner.logits(q, k, x, q0, k0)
+
+
+def _sink(self):
+    return self.inner.sink()
+
+
+def _normalize(self, scores, q0, k0):
+    return self.inner.normalize(scores, q0, k0)
+
+
 def _relative_bias(self, distance):
     return self.inner.relative_bias(distance)
 
 
-_DELEGATES = {"embed": _embed, "bias": _bias, "score": _score, "decay": _decay}
+_DELEGATES = {"embed": _embed, "bias": _bias, "logits": _logits, "score": _score, "decay": _decay, "sink": _sink,
+              "normalize": _normalize}
 
 
 @functools.cache

@@ -10,10 +10,12 @@ import math
 import pytest
 import torch
 
+from suite.encodings import ENCODINGS
 from suite.encodings.rerope import logn_scale
-from suite.modeling.model import AttentionPath
+from suite.encodings.temperature import Temperature
+from suite.modeling.model import AttentionPath, Transformer
 
-from tests.encodings.helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import CFG, build_model, dims, encoding, golden
 
 POSITIONS = torch.tensor(golden("temperature")["positions"])
 
@@ -66,3 +68,21 @@ def test_the_wrapped_encodings_path(name, path):
     model = build_model(name)
     assert set(model.paths) == {path}
     assert model.per_layer == name.endswith("ssmax")  # its own s per layer
+
+
+@pytest.mark.parametrize("inner, inner_params", [("path", {}), ("stick_breaking", {}),
+                                                 ("rotary_sink", {"base": 10000.0})])
+def test_a_temperature_delegates_every_hook_of_the_wrapped_encoding(inner, inner_params):
+    """logn is 1 within the training length, so the wrapped model there is the inner model
+    itself: the logits (PaTH), normalize (stick-breaking) and sink (gpt-oss) hooks reach it."""
+    inner_impl = ENCODINGS[inner]
+    wrapped = Temperature.Params(inner=inner, inner_params=inner_params, kind="logn")
+    torch.manual_seed(0)
+    plain = Transformer(CFG, lambda d: inner_impl(inner_impl.Params(**inner_params), d))
+    model = Transformer(CFG, lambda d: Temperature(wrapped, d))
+    assert model.encodings[0].hooks() == plain.encodings[0].hooks() | {"rotate"}
+    state = {name.replace("encodings.0.", "encodings.0.inner.").replace("encodings.1.", "encodings.1.inner."): value
+             for name, value in plain.state_dict().items()}
+    model.load_state_dict(state)
+    tokens = torch.randint(0, 256, (2, CFG.train_len))
+    torch.testing.assert_close(model(tokens), plain(tokens))
