@@ -3,13 +3,15 @@ table against its references (scripts/golden/sinusoidal.py), and NoPE."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
 from suite.encodings import ScaleBehaviour
 from suite.modeling.model import AttentionPath
 
-from tests.encodings.helpers import build_model, dims, encoding, golden
+from tests.encodings.helpers import CFG, build_model, dims, encoding, golden
 
 
 def test_table_defaults_to_the_training_length_and_is_the_max_length():
@@ -39,7 +41,8 @@ def test_positions_past_the_table_raise_instead_of_clamping():
 # -- sinusoidal: transformers (the paper's formula) and fairseq (tensor2tensor's layout) -------------
 
 
-@pytest.mark.parametrize("name, reading, tol", [("sinusoidal", "paper", 1e-5), ("sinusoidal-t2t", "tensor2tensor", 1e-4)])
+@pytest.mark.parametrize("name, reading, tol", [("sinusoidal", "paper", 1e-5), ("sinusoidal-t2t", "tensor2tensor", 1e-4),
+                                                ("sinusoidal-unit", "paper", 1e-5)])
 def test_sinusoidal_embedding_golden(name, reading, tol):
     """What embed adds to a zero token embedding is the reference's table; the t2t reference
     computes in float32, hence its 1e-4."""
@@ -54,6 +57,18 @@ def test_sinusoidal_scales_the_token_embeddings_by_sqrt_d():
     enc = encoding("sinusoidal", dims(head_dim=16, n_heads=1))
     x, pos = torch.randn(2, 5, 16), torch.arange(5)
     torch.testing.assert_close(enc.embed(x, pos) - enc.embed(torch.zeros_like(x), pos), x * 4.0)
+
+
+@pytest.mark.parametrize("init, factor", [("gpt2", 50.0), ("pytorch", 1.0)])
+def test_unit_token_scale_brings_the_initial_tokens_to_unit_std(init, factor):
+    """sinusoidal-unit multiplies the tokens by 1 / (the size's initial embedding std), which
+    the model tells its encoding: 50 for GPT-2's 0.02, 1 for PyTorch's N(0, 1)."""
+    model = build_model("sinusoidal-unit", cfg=dataclasses.replace(CFG, init=init))
+    enc = model.encodings[0]
+    x, pos = torch.randn(2, 5, CFG.d_model), torch.arange(5)
+    torch.testing.assert_close(enc.embed(x, pos) - enc.embed(torch.zeros_like(x), pos), x * factor)
+    tokens = model.tok.weight * factor
+    assert 0.9 < tokens.std().item() < 1.1
 
 
 # -- NoPE ---------------------------------------------------------------------------------------------
