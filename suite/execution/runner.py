@@ -255,6 +255,8 @@ def run_plan(plan: Plan, project: Project, console, retry_failed: bool = False, 
 def report_training(console, record: TrainingRecord) -> None:
     if record.status == "failed":
         console.print(f"  [red]training failed[/]: {record.reason}")
+    elif record.provenance.final_train_loss is None:  # a search-only child (0 steps)
+        console.print(f"  [green]calibrated[/] in {record.provenance.wall_s:.1f}s (no training step)")
     else:
         console.print(f"  [green]trained[/] in {record.provenance.wall_s:.1f}s "
                       f"(final loss {record.provenance.final_train_loss:.3f})")

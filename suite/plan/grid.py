@@ -106,7 +106,8 @@ class TrainingRun:
         parent = cls.from_dict(d["parent"]) if d.get("parent") else None
         return cls(encoding=EncodingSpec.model_validate({**d["encoding"], "source": d.get("encoding_source", "")}),
                    size=SizeSpec.model_validate(d["size"]), task=TaskSpec.model_validate(d["task"]), seed=d["seed"],
-                   train=TrainRecipe.model_validate(d["train"]), data_fingerprint=d["data_fingerprint"], parent=parent)
+                   train=TrainRecipe.model_validate(d["train"], context={"child": parent is not None}),
+                   data_fingerprint=d["data_fingerprint"], parent=parent)
 
     def lineage(self) -> dict | None:
         """What a child continues from, for its record and page; None for a run trained from scratch."""
@@ -301,7 +302,22 @@ def _check_extensions(grid: Grid, doc) -> list:
             misfit = _checkpoint_misfit(parent, encoding, size, grid.spec.train.seq_len)
             if misfit:
                 errors.append(doc.error(("extensions", i, "encodings", j), misfit))
+        if entry.steps == 0:
+            for j, encoding in enumerate(encodings):
+                if _calibrates(encoding) is False:
+                    errors.append(doc.error(("extensions", i, "steps"), (
+                        f"0 steps (search only) would leave '{entry.encodings[j]}' as its parent's weights: only an encoding "
+                        f"that calibrates on them (LongRoPE's search) may take 0 steps; evaluate it training-free instead")))
     return errors
+
+
+def _calibrates(encoding: EncodingSpec) -> bool | None:
+    """Whether the encoding searches something on its parent's weights (suite.training.calibration);
+    None when its implementation cannot be imported here (external code, as `validate` without --import)."""
+    try:
+        return bool(getattr(encoding.implementation(), "calibrates", False))
+    except Exception:
+        return None
 
 
 def _checkpoint_misfit(trained: EncodingSpec, encoding: EncodingSpec, size: SizeSpec, seq_len: int) -> str | None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import pydantic
 from pydantic import Field
+from pydantic_core import PydanticCustomError
 
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
@@ -21,7 +22,9 @@ from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
 
 
 class TrainRecipe(Spec):
-    steps: int = Field(300, gt=0, le=MAX_STEPS)
+    # > 0, but for a child's recipe (validated with context {"child": True}): an extension of 0
+    # steps calibrates its encoding on the parent's weights (LongRoPE's search) and trains nothing
+    steps: int = Field(300, le=MAX_STEPS)
     batch_size: int = Field(16, gt=0, le=MAX_BATCH)
     seq_len: int = Field(64, gt=1, le=MAX_LENGTH)  # L, the training length
     lr: float = Field(3e-3, gt=0)
@@ -31,6 +34,16 @@ class TrainRecipe(Spec):
     # torch.compile the model (inductor): how the steps run, not what they compute, so it
     # is not part of the run id (suite.plan.grid.TrainingRun.content); recorded in the run's provenance
     compile: bool = False
+
+    @pydantic.field_validator("steps")
+    @classmethod
+    def _trains(cls, steps: int, info: pydantic.ValidationInfo) -> int:
+        if (info.context or {}).get("child"):
+            if steps < 0:
+                raise PydanticCustomError("greater_than_equal", "Input should be greater than or equal to 0")
+        elif steps <= 0:
+            raise PydanticCustomError("greater_than", "Input should be greater than 0")
+        return steps
 
 
 class EvalRecipe(Spec):
@@ -100,7 +113,9 @@ class ExtensionSpec(Spec):
     parent: str
     encodings: list[str] = Field(min_length=1)
     factor: int = Field(2, ge=1, le=MAX_SCALE)  # the child's training length: factor x the parent's
-    steps: int = Field(gt=0, le=MAX_STEPS)
+    # 0: search only, for an encoding that calibrates on the parent (LongRoPE's factors, searched
+    # and evaluated without fine-tuning, as Ding et al. 2024 also report it)
+    steps: int = Field(ge=0, le=MAX_STEPS)
     lr: float | None = Field(None, gt=0)
     batch_size: int | None = Field(None, gt=0, le=MAX_BATCH)
     warmup_steps: int | None = Field(None, ge=0, le=MAX_STEPS)
@@ -116,7 +131,8 @@ class ExtensionSpec(Spec):
         """The child's recipe: the parent's, at ``factor`` x its length, with this entry's fields over it."""
         override = {k: v for k, v in {"steps": self.steps, "lr": self.lr, "batch_size": self.batch_size,
                                       "warmup_steps": self.warmup_steps}.items() if v is not None}
-        return TrainRecipe.model_validate({**parent.model_dump(), **override, "seq_len": self.factor * parent.seq_len})
+        return TrainRecipe.model_validate({**parent.model_dump(), **override, "seq_len": self.factor * parent.seq_len},
+                                          context={"child": True})
 
 
 class GridSpec(Spec):
@@ -345,9 +361,10 @@ def fine_tuned_spec(encoding: EncodingSpec, entry: ExtensionSpec) -> EncodingSpe
     """The encoding as a fine-tuned child trains it: its own implementation and parameters
     (a training-free variant's included: PI fine-tuned is PI's frequencies, trained), under
     the row name ``<name>-<suffix>``."""
-    return encoding.model_copy(update={
-        "name": f"{encoding.name}-{entry.suffix}", "trains_as": None,
-        "display_name": f"{encoding.display_name}, fine-tuned from {entry.parent} at {entry.factor}x ({entry.steps} steps)"})
+    how = (f"fine-tuned from {entry.parent} at {entry.factor}x ({entry.steps} steps)" if entry.steps
+           else f"calibrated on {entry.parent} at {entry.factor}x, not fine-tuned")  # a search-only child
+    return encoding.model_copy(update={"name": f"{encoding.name}-{entry.suffix}", "trains_as": None,
+                                       "display_name": f"{encoding.display_name}, {how}"})
 
 
 def _check_task_recipes(spec: GridSpec, doc, tasks: list[TaskSpec]) -> list:

@@ -33,7 +33,10 @@ def calibrating(model) -> list:
 def calibration_samples(run: TrainingRun, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(inputs [n, T], targets [n, T]) of the run's own task at its training length."""
     xs, ys = [], []
-    for x, y in kind_of(run.task).train_batches(run.task, run.train, run.seed + CALIBRATION_SEED):
+    recipe = run.train
+    if recipe.steps == 0:  # a search-only child: its stream holds no batch, so draw as many as the samples need
+        recipe = recipe.model_copy(update={"steps": -(-n // recipe.batch_size)})
+    for x, y in kind_of(run.task).train_batches(run.task, recipe, run.seed + CALIBRATION_SEED):
         xs.append(x), ys.append(y)
         if sum(len(b) for b in xs) >= n:
             break

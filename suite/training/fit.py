@@ -67,8 +67,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     try:
         data = RunDataModule(run)
         trainer.fit(module, datamodule=data, ckpt_path="hpc" if resuming else None)
-        loss = module.final_loss.item()
-        if not math.isfinite(loss):  # no checkpoint of NaN weights is ever written
+        loss = module.final_loss.item() if run.train.steps else None  # a search-only child takes no step
+        if loss is not None and not math.isfinite(loss):  # no checkpoint of NaN weights is ever written
             raise FloatingPointError(f"training diverged: final loss {loss}")
     except Exception as exc:
         raise TrainingFailed(trainer.global_step, exc) from exc
@@ -78,8 +78,9 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     save_atomically(trainer, checkpoint)
     if trainer.is_global_zero:
         shutil.rmtree(hpc, ignore_errors=True)  # finished: nothing left to resume
-    tokens = (run.train.steps - boundary.start_step) * run.train.batch_size * run.train.seq_len
-    stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall, "final_train_loss": loss,
+    tokens = (run.train.steps - (boundary.start_step or 0)) * run.train.batch_size * run.train.seq_len
+    stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall,
+             "final_train_loss": loss,
              "peak_memory_mb": peak_memory_mb(), "n_params": module.model.num_params(),
              "device": "cuda:" + torch.cuda.get_device_name() if settings["accelerator"] == "gpu" else "cpu",
              "precision": settings["precision"], "attention_path": module.model.path_name,

@@ -57,3 +57,34 @@ def test_a_longrope_child_searches_on_its_parent_and_fine_tunes_with_what_it_fou
         assert abs(loss - found["search_loss"]) < 1e-4
         # the fine-tuned child evaluates with the factors it searched, at every scale
         assert lr_model.encodings[0].scale == 2.0 and lr_model.encodings[0].searched
+
+
+def test_a_search_only_child_keeps_its_parents_weights_and_evaluates_with_what_it_found(tiny_grid, project_root):
+    """0 steps: LongRoPE searched on the parent and evaluated without fine-tuning (Ding et al.
+    2024 report the search alone too); every weight but the factors is the parent's."""
+    spec = yaml.safe_load((project_root / "encodings" / "longrope.yaml").read_text())
+    write_yaml(project_root / "encodings" / "longrope-small.yaml",
+               {**spec, "name": "longrope-small", "params": {**spec["params"], **SEARCH}})
+    grid = tiny_grid(name="lr0", encodings=["rope"], scales=[1, 2], eval=QUICK_EVAL, train=PARENT,
+                     extensions=[{"parent": "rope", "encodings": ["longrope-small"], "factor": 2, "steps": 0,
+                                  "label": "search2x"}])
+    project = Project(project_root)
+    parent, child = expand(load_grid(grid, project)).runs
+    assert child.train.steps == 0 and child.encoding.name == "longrope-small-search2x"
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    record = json.loads(run_path(project, child).read_text())
+    assert record["status"] == "done", record.get("error")
+    assert record["lineage"]["steps"] == 0 and record["provenance"].get("final_train_loss") is None
+    assert record["provenance"]["calibration"]["search_loss"] <= record["provenance"]["calibration"]["search_start_loss"]
+    theirs = load_checkpoint(project_root / json.loads(run_path(project, parent).read_text())["checkpoint"]).model
+    mine = load_checkpoint(project_root / record["checkpoint"]).model
+    searched = mine.state_dict().pop("encodings.0.searched_factors")
+    assert not torch.isnan(searched).any()
+    for name, weight in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[name], weight), name
+    evals = [json.loads(p.read_text()) for p in (project_root / "results" / "evals").glob("*.json")]
+    assert {e["scale"] for e in evals if e["run_id"] == child.run_id and e["status"] == "done"} == {1, 2}
+    assert main(["--root", str(project_root), "site"]) == 0
+    page = (project_root / "site" / "_build" / "runs" / f"{child.run_id}.html").read_text()
+    assert "not fine-tuned (its encoding calibrated on these weights alone) at L = 64 (2x)" in page
+    assert "LongRoPE, calibrated on rope at 2x, not fine-tuned" in page

@@ -231,4 +231,4 @@ def test_an_absolute_plugin_path_is_explicit_and_loads_with_import(tmp_path, cap
     from suite.specs import load_encoding
 
     errs = errors_of(load_encoding, spec)  # imports on: the plugin's own Params are checked
-    assert errs == [f"{spec}:6: params.bse: unknown parameter (did you mean 'base'?); valid: base, convention"]
+    assert errs == [f"{spec}:6: params.bse: unknown parameter (did you mean 'base'?); valid: base, convention, token_scale"]
