@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
@@ -31,7 +31,8 @@ class SinusoidalParams:
     # What the token embeddings are multiplied by before the table is added: "sqrt_d", the
     # paper's sqrt(d_model) (Sec. 3.4); "unit", 1 / (their initial std), so they start at unit
     # std whatever the size's init, as the paper's sqrt(d) does for its N(0, 1/d) embedding.
-    token_scale: Literal["sqrt_d", "unit"] = "sqrt_d"
+    # not hashed at its default: the runs published before it existed keep their ids
+    token_scale: Literal["sqrt_d", "unit"] = field(default="sqrt_d", metadata={"hash_default": False})
 
     def __post_init__(self):
         if self.base <= 1:

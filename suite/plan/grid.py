@@ -40,11 +40,21 @@ def content_id(content: dict) -> str:
 def encoding_content(encoding: EncodingSpec) -> dict:
     """What of an encoding changes a computation: its implementation and resolved parameters,
     and its training positions where it has any (absent otherwise, so that ids made before
-    transforms existed stay what they were)."""
-    content = {"impl": encoding.impl, "params": dataclasses.asdict(encoding.resolved_params())}
+    transforms existed stay what they were); a parameter marked so is left out at its default."""
+    params = encoding.resolved_params()
+    content = {"impl": encoding.impl, "params": {name: value for name, value in dataclasses.asdict(params).items()
+                                                  if not _unhashed_default(params, name)}}
     if encoding.train_positions is not None:
         content["train_positions"] = encoding.train_positions.model_dump()
     return content
+
+
+def _unhashed_default(params, name: str) -> bool:
+    """A parameter added after runs were published says ``metadata={"hash_default": False}``: at
+    its default it is left out of the id, so the runs made before it existed keep theirs (as
+    a size's ``init``)."""
+    field = next(f for f in dataclasses.fields(params) if f.name == name)
+    return field.metadata.get("hash_default", True) is False and getattr(params, name) == field.default
 
 
 @dataclass(frozen=True)
@@ -315,9 +325,11 @@ def _calibrates(encoding: EncodingSpec) -> bool | None:
     """Whether the encoding searches something on its parent's weights (suite.training.calibration);
     None when its implementation cannot be imported here (external code, as `validate` without --import)."""
     try:
-        return bool(getattr(encoding.implementation(), "calibrates", False))
+        implementation, params = encoding.implementation(), encoding.resolved_params()
     except Exception:
         return None
+    # fixed factors in the params leave nothing to search (suite.training.calibration.calibrate skips them)
+    return bool(getattr(implementation, "calibrates", False)) and getattr(params, "factors", None) is None
 
 
 def _checkpoint_misfit(trained: EncodingSpec, encoding: EncodingSpec, size: SizeSpec, seq_len: int) -> str | None:

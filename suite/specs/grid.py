@@ -108,7 +108,8 @@ class ExtensionSpec(Spec):
     checkpoint of ``parent`` (an encoding of the grid that trains as itself) for ``steps`` more
     steps at ``factor`` x its training length, trained as itself (position interpolation as Chen
     et al. 2023 fine-tune it; YaRN as Peng et al. 2023 do; DroPE's recalibration with RoPE
-    removed, arXiv 2512.12167). The recipe is the parent's with these fields over it."""
+    removed, arXiv 2512.12167). The recipe is the parent's with these fields over it. 0 steps:
+    the child only calibrates on the parent's weights (LongRoPE's search) and is evaluated so."""
 
     parent: str
     encodings: list[str] = Field(min_length=1)

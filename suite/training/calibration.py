@@ -8,7 +8,8 @@ of a candidate is the model's mean cross-entropy on ``samples`` sequences of the
 own data at its training length (the authors score perplexity on PG19 samples at the target
 length), drawn with a seed of their own so they are not the batches the child then trains on.
 What the search found goes into the encoding's persistent buffer (so into every checkpoint
-of the child) and into the run record's stats.
+of the child) and into the run record's stats. A child of 0 steps (``steps: 0`` in the grid's
+extension) stops there: the search alone, evaluated on the parent's weights.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     if trainer.is_global_zero:
         shutil.rmtree(hpc, ignore_errors=True)  # finished: nothing left to resume
     tokens = (run.train.steps - (boundary.start_step or 0)) * run.train.batch_size * run.train.seq_len
-    stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall,
+    stats = {"train_wall_s": wall, "train_tokens_per_s": tokens / wall if tokens else None,  # None: no step taken
              "final_train_loss": loss,
              "peak_memory_mb": peak_memory_mb(), "n_params": module.model.num_params(),
              "device": "cuda:" + torch.cuda.get_device_name() if settings["accelerator"] == "gpu" else "cpu",
