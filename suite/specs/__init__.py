@@ -27,6 +27,7 @@ from suite.core.yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
 from suite.specs.base import Spec, MAX_SEED, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
 from suite.specs.encoding import Conformance, EncodingSpec, check_params, spec_project_root, check_impl_form, check_implementation, load_encoding
 from suite.specs.tasks import SizeSpec, CorpusSpec, TaskSpec, load_size, load_task
-from suite.specs.grid import TrainRecipe, EvalRecipe, glue_task_names, GlueRecipe, EvaluationEntry, ExtensionSpec, GridSpec, SPEC_NAME, Project, Grid, load_grid, load_trained_as, fine_tuned_spec, validate_path
+from suite.specs.recipes import TrainRecipe, EvalRecipe, glue_task_names, GlueRecipe, EvaluationEntry, ExtensionSpec
+from suite.specs.grid import GridSpec, SPEC_NAME, Project, Grid, load_grid, load_trained_as, fine_tuned_spec, validate_path
 
 __all__ = ['Conformance', 'CorpusSpec', 'EncodingSpec', 'EvalRecipe', 'EvaluationEntry', 'ExtensionSpec', 'GlueRecipe', 'Grid', 'GridSpec', 'MAX_BATCH', 'MAX_LAYERS', 'MAX_LENGTH', 'MAX_SCALE', 'MAX_SEED', 'MAX_STEPS', 'MAX_TOKENS', 'MAX_WIDTH', 'Project', 'SPEC_NAME', 'SizeSpec', 'Spec', 'SpecError', 'SpecErrors', 'TaskSpec', 'TrainRecipe', 'YamlDoc', 'check_impl_form', 'check_implementation', 'check_params', 'fine_tuned_spec', 'glue_task_names', 'load_encoding', 'load_grid', 'load_size', 'load_task', 'load_trained_as', 'read_yaml', 'spec_project_root', 'validate_path']
