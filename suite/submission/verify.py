@@ -110,11 +110,30 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
             log(f"re-training its parent {ancestor.label} ({ancestor.run_id}) first")
             fit(ancestor, scratch.checkpoints, progress_bar=False)
         result = fit(run, scratch.checkpoints, progress_bar=False)
-        out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
-                    tolerance)
+        if run.train.steps:  # a search-only child (0 steps) has no training loss
+            out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
+                        tolerance)
+        _verify_calibration(record.provenance.calibration, result.stats.get("calibration"), tolerance, out)
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
     return out
+
+
+def _verify_calibration(recorded: dict | None, rerun: dict | None, tolerance: Tolerance, out: Verification) -> None:
+    """What a calibrating child searched on its parent (LongRoPE: suite.training.calibration): the
+    search's best loss and every factor it found."""
+    if recorded is None and rerun is None:
+        return
+    if recorded is None or rerun is None:
+        out.fail(f"calibration: recorded {'none' if recorded is None else 'one'}, re-run {'none' if rerun is None else 'one'}")
+        return
+    out.compare("calibration search_loss", recorded["search_loss"], rerun["search_loss"], tolerance)
+    mine, theirs = recorded["longrope_factors"], rerun["longrope_factors"]
+    if len(mine) != len(theirs):
+        out.fail(f"calibration: {len(mine)} factors recorded, {len(theirs)} re-run")
+        return
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        out.compare(f"calibration factor {i}", a, b, tolerance)
 
 
 def _ancestors(run) -> list:

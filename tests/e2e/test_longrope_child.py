@@ -14,6 +14,7 @@ from suite.cli.main import main
 from suite.execution.runner import run_path
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
+from suite.submission.verify import verify
 from suite.training.calibration import calibration_samples
 from suite.training.checkpoints import load_checkpoint
 from tests.conftest import write_yaml
@@ -85,6 +86,11 @@ def test_a_search_only_child_keeps_its_parents_weights_and_evaluates_with_what_i
         assert torch.equal(mine.state_dict()[name], weight), name
     evals = [json.loads(p.read_text()) for p in (project_root / "results" / "evals").glob("*.json")]
     assert {e["scale"] for e in evals if e["run_id"] == child.run_id and e["status"] == "done"} == {1, 2}
+    # `posbench verify` re-trains the parent, searches again and compares what the search found
+    verified = verify(run_path(project, child), project, log=lambda _: None)
+    assert verified.mismatches == 0, verified.lines
+    assert sum(line.startswith("match: calibration factor") for line in verified.lines) == 8, verified.lines
+    assert not any("final_train_loss" in line for line in verified.lines)
     assert main(["--root", str(project_root), "site"]) == 0
     page = (project_root / "site" / "_build" / "runs" / f"{child.run_id}.html").read_text()
     assert "not fine-tuned (its encoding calibrated on these weights alone) at L = 64 (2x)" in page
