@@ -18,7 +18,8 @@ import math
 from torch import nn
 
 INIT_SCHEMES = ("gpt2", "pytorch")
-TOKEN_EMBEDDING_STD = {"gpt2": 0.02, "pytorch": 1.0}  # nn.Embedding's default is N(0, 1)
+GPT2_STD = 0.02  # every GPT-2 weight's std (the residual projections' divided further)
+TOKEN_EMBEDDING_STD = {"gpt2": GPT2_STD, "pytorch": 1.0}  # nn.Embedding's default is N(0, 1)
 
 
 def initialise(model: nn.Module, scheme: str) -> None:
@@ -31,11 +32,11 @@ def initialise(model: nn.Module, scheme: str) -> None:
         part.apply(_gpt2_weights)
     for block in model.blocks:  # GPT-2: residual projections scaled by 1/sqrt(2 * n_layers)
         for proj in (block.attn.out, block.mlp[2]):
-            nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * len(model.blocks)))
+            nn.init.normal_(proj.weight, std=GPT2_STD / math.sqrt(2 * len(model.blocks)))
 
 
 def _gpt2_weights(module: nn.Module) -> None:
     if isinstance(module, (nn.Linear, nn.Embedding)):
-        nn.init.normal_(module.weight, std=0.02)
+        nn.init.normal_(module.weight, std=GPT2_STD)
     if isinstance(module, nn.Linear) and module.bias is not None:
         nn.init.zeros_(module.bias)
