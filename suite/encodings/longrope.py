@@ -90,6 +90,11 @@ class LongRope(Rotary):
     calibrates: ClassVar[bool] = True  # suite.training.calibration searches its factors from a parent
     calibrated_state: ClassVar[tuple[str, ...]] = ("searched_factors",)  # what a parent's checkpoint lacks
 
+    @classmethod
+    def searches(cls, params: LongRopeParams) -> bool:
+        """Whether calibration has anything to search: not when ``factors`` fixes them."""
+        return params.factors is None
+
     def __init__(self, params: LongRopeParams, dims: ModelDims):
         PositionalEncoding.__init__(self, params, dims)
         self.rotary_dim = self.exponent_dim = dims.head_dim

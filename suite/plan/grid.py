@@ -328,8 +328,7 @@ def _calibrates(encoding: EncodingSpec) -> bool | None:
         implementation, params = encoding.implementation(), encoding.resolved_params()
     except Exception:
         return None
-    # fixed factors in the params leave nothing to search (suite.training.calibration.calibrate skips them)
-    return bool(getattr(implementation, "calibrates", False)) and getattr(params, "factors", None) is None
+    return bool(getattr(implementation, "calibrates", False)) and implementation.searches(params)
 
 
 def _checkpoint_misfit(trained: EncodingSpec, encoding: EncodingSpec, size: SizeSpec, seq_len: int) -> str | None:

@@ -1,15 +1,16 @@
 """Calibrating a child's encoding on its parent's weights before it fine-tunes.
 
 An encoding with ``calibrates = True`` (LongRoPE: :mod:`suite.encodings.longrope`) has
-something to search on the trained model rather than to learn by gradient: LongRoPE's
-factors (Ding et al. 2024, Sec. 3.2), searched on the parent's weights at the child's
-length and then fine-tuned with, as the authors search before they fine-tune. The fitness
-of a candidate is the model's mean cross-entropy on ``samples`` sequences of the child's
-own data at its training length (the authors score perplexity on PG19 samples at the target
-length), drawn with a seed of their own so they are not the batches the child then trains on.
-What the search found goes into the encoding's persistent buffer (so into every checkpoint
-of the child) and into the run record's stats. A child of 0 steps (``steps: 0`` in the grid's
-extension) stops there: the search alone, evaluated on the parent's weights.
+something to search on the trained model rather than to learn by gradient, unless its
+``searches(params)`` says the params fix it: LongRoPE's factors (Ding et al. 2024, Sec.
+3.2), searched on the parent's weights at the child's length and then fine-tuned with, as
+the authors search before they fine-tune. The fitness of a candidate is the model's mean
+cross-entropy on ``samples`` sequences of the child's own data at its training length (the
+authors score perplexity on PG19 samples at the target length), drawn with a seed of their
+own so they are not the batches the child then trains on. What the search found goes into
+the encoding's persistent buffer (so into every checkpoint of the child) and into the run
+record's stats. A child of 0 steps (``steps: 0`` in the grid's extension) stops there: the
+search alone, evaluated on the parent's weights.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def calibrate(model, run: TrainingRun) -> dict | None:
     when the model has none, or its factors are fixed by its params."""
     from suite.encodings.longrope_search import DimMonoSearch
 
-    encodings = [enc for enc in calibrating(model) if enc.params.factors is None]
+    encodings = [enc for enc in calibrating(model) if enc.searches(enc.params)]
     if not encodings:
         return None
     first = encodings[0]
