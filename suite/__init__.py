@@ -8,3 +8,9 @@ execution -> report, with bench, submission and cli on top.
 
 RECIPE_VERSION = 2  # 2: encodings matched to their reference code (KERPLE shared, CoPE /sqrt(d), ...)
 """Bumped whenever training or evaluation code changes results; part of every training run id."""
+
+# Before torch runs its first kernel, in every process that imports the suite (grid workers,
+# SLURM tasks, verify, tests): the numerics that make a CPU figure reproducible (suite.core.numerics).
+from suite.core import numerics as _numerics  # noqa: E402
+
+_numerics.export()

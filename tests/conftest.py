@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sysconfig
 from pathlib import Path
@@ -14,17 +13,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def pytest_configure(config):
-    """Under pytest-xdist (``-n``, pyproject's addopts) the workers share the cores: each gets
-    its share of threads, in this process and in the processes its tests start, so two workers
-    on two cores do not run four threads that wait on each other."""
-    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
-    if workers:
-        import torch
+    """Every test computes with the numerics of the grid (suite.core.numerics: one thread per
+    process, ATen at AVX2, MKL's AVX2 branch), exported when ``suite`` is imported, before torch
+    runs a kernel; so does every process a test starts. Two xdist workers on two cores then run
+    two threads, not four."""
+    from suite.core import numerics
 
-        threads = max(1, (os.cpu_count() or 1) // int(workers))
-        torch.set_num_threads(threads)
-        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-        os.environ.setdefault("MKL_NUM_THREADS", str(threads))
+    numerics.pin()
 
 
 def write_yaml(path: Path, data) -> Path:

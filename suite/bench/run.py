@@ -43,6 +43,7 @@ from pathlib import Path
 
 import torch
 
+from suite.core import numerics
 from suite.bench.training_steps import bare_step_times, lightning_step_times, random_batches, training_run
 from suite.bench.probes import MMAP_THRESHOLD, sync, matmul_peak, flops_per_token, CpuPeak, measure_peak_mib
 
@@ -192,10 +193,9 @@ def bench_id(cfg: BenchConfig, created_at: str) -> str:
 
 
 def machine() -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
-    info = {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
-            "python": platform.python_version(), "platform": platform.platform()}
+    info = {"cpu": numerics.cpu_model(), "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform(),
+            "numerics": numerics.measured()}
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name()
     return info

@@ -22,12 +22,17 @@ def cmd_new_encoding(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from suite.submission.verify import RecordError, record_path, verify
+    from suite.core import numerics
+    from suite.results.records import read_record
+    from suite.submission.verify import RecordError, numerics_of, record_path, verify
 
     quiet_libraries()
     project = project_of(args)
     path = record_path(args.record, project)
     try:
+        wanted = numerics_of(read_record(path, "training_run"))
+        if wanted != numerics.requested():  # ATen's SIMD level is fixed at a process's first kernel
+            return _verify_in_a_process_with(wanted, args, project, path)
         result = verify(path, project, evaluations=not args.no_evals,
                         log=lambda line: console.print(line, markup=False, soft_wrap=True))
     except (RecordError, ValueError) as exc:
@@ -36,9 +41,27 @@ def cmd_verify(args) -> int:
     for line in result.lines:
         console.print(line, markup=False, soft_wrap=True)
     verdict = "MISMATCH" if result.mismatches else "match"
-    console.print(f"{verdict}: {result.matched} of {result.compared} figure(s) match"
+    console.print(f"{verdict}: {result.matched} of {result.compared} figure(s) match, {result.identical} bit for bit"
                   + (f"; {result.mismatches} problem(s)" if result.mismatches else ""), markup=False, soft_wrap=True)
+    if result.numerics_differ:
+        console.print("the re-run's numerics differ from the record's: " + "; ".join(result.numerics_differ),
+                      markup=False, soft_wrap=True)
     return 1 if result.mismatches else 0
+
+
+def _verify_in_a_process_with(wanted, args, project, path) -> int:
+    """``posbench verify`` again, in a process that exports the record's numerics first."""
+    import os
+    import subprocess
+    import sys
+
+    from suite.core import numerics
+
+    console.print(f"re-running in a process with the record's numerics: {numerics.describe(wanted)}",
+                  markup=False, soft_wrap=True)
+    command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "verify", str(path)]
+    command += ["--no-evals"] if args.no_evals else []
+    return subprocess.run(command, env={**os.environ, **wanted.variables()}).returncode
 
 
 def cmd_submit(args) -> int:

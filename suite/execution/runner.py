@@ -19,6 +19,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite.core import numerics
 from suite.execution.claims import try_claim
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
@@ -143,6 +144,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         display_name=encoding.display_name, family=encoding.family, paper=encoding.paper, trained_as=run.encoding.name,
         checkpoint_level=not evaluator.uses_eval_encoding, size=run.size.name, task=run.task.name, seed=run.seed,
         status="done")
+    numerics.pin()  # recorded below: verify re-runs the record with the same numerics
     start = time.perf_counter()
     reset_peak_memory(collect=False)  # evaluations are many and short: no full collection before each
     try:
@@ -160,7 +162,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         record = failed(record, _failure(exc, project, f"eval-{evaluation.eval_id}"))
     record = dataclasses.replace(record, provenance=Provenance(
         git_commit=git_commit(project.root), versions=package_versions(), wall_s=time.perf_counter() - start,
-        finished_at=_now(), peak_memory_mb=peak_memory_mb()))
+        finished_at=_now(), peak_memory_mb=peak_memory_mb(), numerics=numerics.measured()))
     write_record(record, project.evals)
     return record
 

@@ -32,6 +32,9 @@ class Provenance:
     wall_s: float | None = None  # the whole piece, from start to record
     finished_at: str | None = None
     peak_memory_mb: float | None = None  # this piece's own peak (suite.core.runtime.reset_peak_memory)
+    # threads, SIMD level, MKL branch, CPU and libraries it computed with (suite.core.numerics.measured);
+    # None in records older than that: posbench verify then re-runs them with the standard numerics
+    numerics: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,16 @@ the recorded one. Every ``done`` evaluation record of that run in ``results/eval
 then run again on the fresh weights with ``suite.execution.runner.evaluate`` (into a temporary
 project, so nothing under ``results/`` changes) and each metric compared.
 
-Tolerances, by the kind of device (a record is only verified on the kind it was made on):
+The re-run computes with the numerics the record names (threads, ATen's SIMD level, MKL's
+branch: suite.core.numerics); the command starts a process with them when this one has
+others (:func:`numerics_of`), and says which settings or libraries still differ (a CPU
+without the recorded SIMD level, another torch).
 
-* CPU: absolute difference at most ``1e-6``. Training on the CPU is deterministic
-  (Lightning ``deterministic=True``, float32, the same seed): the same code gives the
-  same numbers, up to summation order where the thread count differs.
+Each figure is **identical** (bit for bit), **within tolerance**, or a **mismatch**:
+
+* CPU: identical is the expectation. Training on the CPU is deterministic (Lightning
+  ``deterministic=True``, float32, the same seed) and the numerics are the record's, so
+  the same code gives the same bits; ``1e-6`` absolute is reported as within tolerance.
 * GPU: relative difference at most ``2e-2``: bf16 autocast and non-deterministic
   kernels make two runs differ in the last bits, and training amplifies that.
 """
@@ -23,11 +28,13 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite.core import numerics
 from suite.results.records import RecordError, git_commit, read_record, scan
 from suite.specs import Project
 
 CPU_ABS_TOL = 1e-6
 GPU_REL_TOL = 2e-2
+IDENTICAL, WITHIN, DIFFERENT = "identical", "within tolerance", "different"
 
 
 @dataclass(frozen=True)
@@ -35,11 +42,17 @@ class Tolerance:
     device: str  # "cpu" or "cuda"
 
     def matches(self, recorded, rerun) -> bool:
-        if recorded is None or rerun is None:
-            return recorded is None and rerun is None  # both not applicable / not finite
+        return self.outcome(recorded, rerun) != DIFFERENT
+
+    def outcome(self, recorded, rerun) -> str:
+        """IDENTICAL, WITHIN (the tolerance) or DIFFERENT."""
+        if recorded is None or rerun is None:  # not applicable / not finite
+            return IDENTICAL if recorded is None and rerun is None else DIFFERENT
+        if recorded == rerun:
+            return IDENTICAL
         if self.device == "cpu":
-            return abs(recorded - rerun) <= CPU_ABS_TOL
-        return abs(recorded - rerun) <= GPU_REL_TOL * max(abs(recorded), 1e-12)
+            return WITHIN if abs(recorded - rerun) <= CPU_ABS_TOL else DIFFERENT
+        return WITHIN if abs(recorded - rerun) <= GPU_REL_TOL * max(abs(recorded), 1e-12) else DIFFERENT
 
     def __str__(self) -> str:
         return f"|diff| <= {CPU_ABS_TOL:g}" if self.device == "cpu" else f"|diff| <= {GPU_REL_TOL:g} x |recorded|"
@@ -50,15 +63,26 @@ class Verification:
     lines: list[str] = field(default_factory=list)
     mismatches: int = 0  # figures that differ, and anything that could not be compared
     compared: int = 0
-    matched: int = 0
+    matched: int = 0  # identical or within tolerance
+    identical: int = 0
+    numerics_differ: list[str] = field(default_factory=list)  # settings or libraries not as recorded
 
     def compare(self, what: str, recorded, rerun, tolerance: Tolerance) -> None:
-        ok = tolerance.matches(recorded, rerun)
+        outcome = tolerance.outcome(recorded, rerun)
         self.compared += 1
-        self.matched += ok
-        self.mismatches += not ok
-        diff = "" if recorded is None or rerun is None else f", |diff| {abs(recorded - rerun):.3g}"
-        self.lines.append(f"{'match' if ok else 'MISMATCH'}: {what}: recorded {_fmt(recorded)}, re-run {_fmt(rerun)}{diff}")
+        self.matched += outcome != DIFFERENT
+        self.identical += outcome == IDENTICAL
+        self.mismatches += outcome == DIFFERENT
+        diff = "" if outcome == IDENTICAL or recorded is None or rerun is None else f", |diff| {abs(recorded - rerun):.3g}"
+        label = {IDENTICAL: "identical", WITHIN: "within tolerance", DIFFERENT: "MISMATCH"}[outcome]
+        self.lines.append(f"{label}: {what}: recorded {_fmt(recorded)}, re-run {_fmt(rerun)}{diff}")
+
+    @property
+    def verdict(self) -> str:
+        """IDENTICAL when every figure is, WITHIN when every one at least matches, else DIFFERENT."""
+        if self.mismatches:
+            return DIFFERENT
+        return IDENTICAL if self.identical == self.compared else WITHIN
 
     def fail(self, message: str) -> None:
         self.mismatches += 1
@@ -100,6 +124,7 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
     if device_kind(recorded_device) != here:
         raise ValueError(f"{path}: recorded on {recorded_device}; this machine trains on {here}: verify on the same kind of device")
     tolerance = Tolerance(here)
+    _check_numerics(record, out, log)
     commit = git_commit(project.root)
     if commit != record.provenance.git_commit:
         log(f"note: recorded at commit {record.provenance.git_commit}, re-run at {commit}")
@@ -117,6 +142,26 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
     return out
+
+
+def numerics_of(record) -> numerics.Numerics:
+    """The numerics to re-run ``record`` with: its own, or the standard ones for a record made
+    before they were recorded."""
+    recorded = record.provenance.numerics
+    return numerics.STANDARD if recorded is None else numerics.Numerics.from_record(recorded)
+
+
+def _check_numerics(record, out: Verification, log) -> None:
+    """Pin the record's numerics in this process and say what still differs from it."""
+    recorded = record.provenance.numerics
+    numerics.pin(numerics_of(record))
+    if recorded is None:
+        log(f"note: the record names no numerics (made before they were recorded); re-running with "
+            f"{numerics.describe(numerics.STANDARD)}")
+        return
+    out.numerics_differ = numerics.differences(recorded, numerics.measured())
+    for line in out.numerics_differ:
+        log(f"note: numerics differ from the record's: {line}")
 
 
 def _verify_calibration(recorded: dict | None, rerun: dict | None, tolerance: Tolerance, out: Verification) -> None:
@@ -179,4 +224,5 @@ def _finite(value):
     return value if value is None or math.isfinite(value) else None
 
 
-__all__ = ["RecordError", "Tolerance", "Verification", "record_path", "verify"]
+__all__ = ["DIFFERENT", "IDENTICAL", "WITHIN", "RecordError", "Tolerance", "Verification", "numerics_of",
+           "record_path", "verify"]

@@ -19,6 +19,7 @@ from pathlib import Path
 import lightning as L
 import torch
 
+from suite.core import numerics
 from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
@@ -48,6 +49,7 @@ class FitResult:
 
 
 def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **trainer_overrides) -> FitResult:
+    numerics.pin()  # threads and SIMD level, recorded in the stats: verify re-runs with them
     L.seed_everything(run.seed, workers=True, verbose=False)
     module = LanguageModel(run.to_dict())
     settings = {**training_settings(), **trainer_overrides}
@@ -87,7 +89,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "compiled": run.train.compile,
              # the share of training wall time spent making batches (the loop waits for them)
              "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
-             "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None}
+             "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None,
+             "numerics": numerics.measured()}
     if calibration is not None:
         stats["calibration"] = calibration
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone

@@ -84,7 +84,7 @@ def test_a_new_encoding_trains_only_its_rows_beside_the_published_ones_and_is_su
     with gzip.open(folder / "records" / "runs.jsonl.gz", "rt") as f:
         assert [json.loads(line)["encoding"] for line in f] == ["my-alibi"]
     verdict = (folder / "verify.txt").read_text()
-    assert "match: final_train_loss" in verdict and verdict.strip().endswith("figure(s) match") and "MISMATCH" not in verdict
+    assert "identical: final_train_loss" in verdict and verdict.strip().endswith("figure(s) match") and "MISMATCH" not in verdict
     assert main(["--root", str(project_root), "submit", "no-such"]) == 1
 
 

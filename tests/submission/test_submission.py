@@ -108,9 +108,10 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
     assert main(["--root", str(root), "verify", str(record)]) == 0
     out = capsys.readouterr().out
     assert "tolerance |diff| <= 1e-06" in out
-    assert "match: final_train_loss" in out
-    assert "match: extrapolation as rope at 1x" in out and "match: extrapolation as rope at 2x" in out
-    assert "match: 3 of 3 figure(s) match" in out
+    assert "identical: final_train_loss" in out
+    assert "identical: extrapolation as rope at 1x" in out and "identical: extrapolation as rope at 2x" in out
+    assert "match: 3 of 3 figure(s) match, 3 bit for bit" in out
+    assert "numerics differ" not in out  # re-run with the numerics the grid recorded
     evals = sorted((root / "results" / "evals").glob("*.json"))
     assert len(evals) == 2  # verify wrote nothing into the project
 
@@ -123,7 +124,7 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
     assert main(["--root", str(root), "verify", str(record)]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH: final_train_loss" in out and out.count("MISMATCH: extrapolation") == 1
-    assert "MISMATCH: 1 of 3 figure(s) match; 2 problem(s)" in out
+    assert "MISMATCH: 1 of 3 figure(s) match, 1 bit for bit; 2 problem(s)" in out
 
     data["run"]["seed"] = 1  # a record whose run was edited no longer hashes to its id
     record.write_text(json.dumps(data))

@@ -1,6 +1,7 @@
 """The local executor: a plan's pending pieces in this process, or in ``--jobs N`` worker
-processes that divide them through claims (each with cores / N threads, so together
-they never oversubscribe the machine)."""
+processes that divide them through claims. Each process computes with the numerics of
+suite.core.numerics (one thread by default, whatever the machine's cores), which it
+inherits from this one: the figures do not depend on N or on the machine."""
 
 from __future__ import annotations
 
@@ -14,13 +15,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from suite.core import numerics
 from suite.execution.progress import GridProgress
 from suite.execution.runner import Progress, run_plan
 from suite.execution.executors.base import EXECUTORS, Executor
-
-
-def threads_per_job(jobs: int) -> int:
-    return max(1, (os.cpu_count() or 1) // jobs)
 
 
 @EXECUTORS.register("local")
@@ -39,8 +37,8 @@ class Local(Executor):
     @staticmethod
     def run_workers(plan, project, console, args, refresh_s: float = 1.0) -> int:
         """``args.jobs`` worker processes, each logging to its own file, and one progress display here."""
-        threads = threads_per_job(args.jobs)
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        threads = numerics.requested().threads
+        env = {**os.environ, **numerics.requested().variables()}
         command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "run", str(args.grid),
                    "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1"]
         command += ["--retry-failed"] if args.retry_failed else []

@@ -27,6 +27,7 @@ from pathlib import Path
 import pydantic
 import yaml
 
+from suite.core import numerics
 from suite.execution.manifest import manifest_of, write_manifest
 from suite.execution.executors.base import EXECUTORS, Executor
 
@@ -95,7 +96,8 @@ def sbatch_script(settings: Profile, n_tasks: int, folder: Path, manifest: Path,
         *(f"#SBATCH {line}" for line in lines),
         "set -euo pipefail",
         f"cd {shlex.quote(str(root))}",
-        'if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"; fi',
+        # the numerics every task computes with (suite.core.numerics), whatever the node's cores
+        *(f"export {name}={shlex.quote(value)}" for name, value in numerics.requested().variables().items()),
         'echo "posbench: task $SLURM_ARRAY_TASK_ID of array $SLURM_ARRAY_JOB_ID on $(hostname),'
         ' restart ${SLURM_RESTART_COUNT:-0}, $(date -Is)"',
         srun,

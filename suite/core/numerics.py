@@ -1,0 +1,183 @@
+"""The numerics of every process that trains or evaluates: one place decides them.
+
+A tiny model trained past zero loss decides its behaviour beyond the training length by
+floating-point rounding, so a figure reproduces only where the arithmetic is the same
+operation for operation. Three settings change that arithmetic on a CPU, all measured:
+
+* **Threads** (``torch.set_num_threads``; OMP/MKL threads for the processes we start): a
+  reduction split over more threads sums in another order. ``posbench verify`` on all
+  cores matched 5 of 21 figures of a flip-flop run the grid trained on one thread, and 21
+  of 21 on one thread.
+* **ATen's SIMD level** (``ATEN_CPU_CAPABILITY``): PyTorch picks its vectorised kernels
+  (softmax, fused attention, ...) for the widest instruction set the CPU has; an AVX-512
+  machine and an AVX2 one round differently. Pinned to ``avx2``, which every x86-64 machine
+  of the last decade has, so the figure is the same on all of them.
+* **MKL's code path** (``MKL_CBWR``, Intel's "conditional numerical reproducibility"): MKL
+  dispatches matrix products by CPU too. ``AVX2,STRICT`` fixes the branch, and STRICT keeps
+  it bitwise across thread counts for the BLAS-3 routines.
+
+The settings are asked for through ``POSBENCH_THREADS``, ``POSBENCH_CPU_CAPABILITY``
+(``native``: whatever the CPU has) and ``POSBENCH_MKL_CBWR`` (``native``: MKL's own choice),
+never through the libraries' own variables, which :func:`export` overwrites: a shell's
+``OMP_NUM_THREADS`` must not change a published figure. ``suite/__init__.py`` exports them
+before torch runs a kernel (ATen reads its variable at the first dispatch, MKL at its first
+call); :func:`pin` then sets the threads and checks that the process has what was asked.
+Each record stores :func:`measured` (with the CPU model), and ``posbench verify`` re-runs
+a record with the settings it names (suite.submission.verify).
+
+On a GPU these settings do not apply: Lightning's ``deterministic`` flag (recorded as
+``deterministic``) decides whether cuDNN/cuBLAS pick deterministic algorithms.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+NATIVE = "native"
+THREADS_ENV, CAPABILITY_ENV, MKL_ENV = "POSBENCH_THREADS", "POSBENCH_CPU_CAPABILITY", "POSBENCH_MKL_CBWR"
+CAPABILITIES = ("default", "avx2", "avx512", NATIVE)  # what ATEN_CPU_CAPABILITY takes on x86-64 (default: scalar)
+
+
+class NumericsError(RuntimeError):
+    """The process cannot have the numerics asked for (a kernel ran before they were set)."""
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """What decides the arithmetic of a CPU figure (see the module docstring)."""
+
+    threads: int = 1  # parallelism comes from worker processes (--jobs, array tasks), each on one thread
+    cpu_capability: str = "avx2"
+    mkl_cbwr: str = "AVX2,STRICT"
+
+    def __post_init__(self):
+        if not isinstance(self.threads, int) or self.threads < 1:
+            raise ValueError(f"threads must be a positive integer, not {self.threads!r}")
+        if self.cpu_capability not in CAPABILITIES:
+            raise ValueError(f"cpu_capability must be one of {', '.join(CAPABILITIES)}, not {self.cpu_capability!r}")
+
+    @classmethod
+    def from_record(cls, recorded: dict) -> "Numerics":
+        """The settings a record's ``numerics`` (:func:`measured`) names."""
+        capability = str(recorded.get("cpu_capability") or NATIVE).lower()
+        return cls(threads=int(recorded.get("threads") or 1),
+                   cpu_capability=capability if capability in CAPABILITIES else NATIVE,
+                   mkl_cbwr=str(recorded.get("mkl_cbwr") or NATIVE))
+
+    def variables(self) -> dict[str, str]:
+        """The ``POSBENCH_*`` variables that ask for these settings (for a child process)."""
+        return {THREADS_ENV: str(self.threads), CAPABILITY_ENV: self.cpu_capability, MKL_ENV: self.mkl_cbwr}
+
+    def library_environment(self) -> dict[str, str | None]:
+        """The libraries' own variables (None: unset, the library decides)."""
+        threads = str(self.threads)
+        return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                "ATEN_CPU_CAPABILITY": None if self.cpu_capability == NATIVE else self.cpu_capability,
+                "MKL_CBWR": None if self.mkl_cbwr == NATIVE else self.mkl_cbwr}
+
+
+STANDARD = Numerics()
+
+
+def requested(environ=None) -> Numerics:
+    """The numerics this process is asked for: the ``POSBENCH_*`` variables, else :data:`STANDARD`."""
+    env = os.environ if environ is None else environ
+    threads = env.get(THREADS_ENV)
+    return Numerics(threads=int(threads) if threads else STANDARD.threads,
+                    cpu_capability=env.get(CAPABILITY_ENV) or STANDARD.cpu_capability,
+                    mkl_cbwr=env.get(MKL_ENV) or STANDARD.mkl_cbwr)
+
+
+def export(numerics: Numerics | None = None) -> Numerics:
+    """Write ``numerics`` (default: :func:`requested`) into this process's environment, which
+    the libraries read at their first kernel and every process it starts inherits."""
+    numerics = requested() if numerics is None else numerics
+    os.environ.update(numerics.variables())
+    for name, value in numerics.library_environment().items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    return numerics
+
+
+def pin(numerics: Numerics | None = None) -> Numerics:
+    """Export ``numerics`` and give torch its thread count; :class:`NumericsError` when ATen
+    already dispatched at another SIMD level (the variable is read once per process)."""
+    import torch
+
+    numerics = export(numerics)
+    torch.set_num_threads(numerics.threads)
+    have = torch.backends.cpu.get_cpu_capability().lower()
+    if numerics.cpu_capability not in (NATIVE, have) and _available(numerics.cpu_capability):
+        raise NumericsError(f"this process runs ATen at {have.upper()}, not {numerics.cpu_capability.upper()}: a "
+                            f"kernel ran before {CAPABILITY_ENV} was exported (import suite before running torch)")
+    return numerics
+
+
+def _available(capability: str) -> bool:
+    """Whether this CPU has ``capability`` (else ATen falls back to a lower level: a difference
+    :func:`differences` reports, not an error)."""
+    flags = cpu_flags()
+    return {"avx2": "avx2" in flags, "avx512": {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags}.get(
+        capability, True)
+
+
+def cpu_flags() -> set[str]:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or what Python's platform module knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def measured() -> dict:
+    """This process's numerics as a record stores them: the settings in effect (threads and
+    SIMD level as torch reports them), the CPU, and the libraries doing the arithmetic."""
+    import torch
+
+    return {"threads": torch.get_num_threads(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "mkl_cbwr": os.environ.get("MKL_CBWR") or NATIVE, "cpu": cpu_model(), "machine": platform.machine(),
+            "torch": torch.__version__, "blas": "mkl" if torch.backends.mkl.is_available() else "other",
+            "deterministic": torch.are_deterministic_algorithms_enabled() or not torch.cuda.is_available()}
+
+
+def describe(numerics: Numerics) -> str:
+    return (f"{numerics.threads} thread(s), ATen at {numerics.cpu_capability}, "
+            f"MKL_CBWR {numerics.mkl_cbwr}")
+
+
+# the fields that change a CPU figure; the rest (cpu, torch, ...) are told, since a different
+# CPU at the same settings must give the same figure and a different torch is a new recipe
+SETTINGS = ("threads", "cpu_capability", "mkl_cbwr")
+CONTEXT = ("torch", "blas", "machine", "cpu")
+
+
+def differences(recorded: dict, here: dict) -> list[str]:
+    """``field: recorded X, here Y`` for each setting or library that differs."""
+    out = []
+    for key in SETTINGS + CONTEXT:
+        a, b = recorded.get(key), here.get(key)
+        if str(a).lower() != str(b).lower():
+            out.append(f"{key}: recorded {a}, here {b}")
+    return out
+
+
+__all__ = ["NATIVE", "STANDARD", "Numerics", "NumericsError", "cpu_model", "describe", "differences", "export",
+           "measured", "pin", "requested"]
