@@ -3,6 +3,7 @@
     posbench validate PATH...   check spec files without training anything (--import: load and run plugin code)
     posbench new-encoding NAME  write a spec, an implementation skeleton and its test (see CONTRIBUTING.md)
     posbench verify RECORD      re-train a run record and compare its figures within stated tolerances
+    posbench replicate          re-run a stratified sample of the published snapshot; do its headlines hold?
     posbench plan GRID          the grid's training runs and evaluations, and their status
     posbench run GRID           train and evaluate what is missing, then ingest and render the site
                                 (--executor slurm: submit it as one job array and return)
@@ -29,8 +30,9 @@ from suite.cli.cluster import cmd_run_one, cmd_status
 from suite.cli.common import err_console, executor_classes, executor_names, report_errors
 from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
 from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_publish, cmd_rescore, cmd_site
-from suite.cli.submit import cmd_new_encoding, cmd_submit, cmd_verify
+from suite.cli.submit import cmd_new_encoding, cmd_replicate, cmd_submit, cmd_verify
 from suite.cli.validate import cmd_validate
+from suite.results.records import RecordError
 from suite.specs import SpecErrors
 from suite.submission.scaffold import FAMILIES
 
@@ -57,7 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="re-train a training-run record (and re-run its evaluations) and compare the figures")
     p.add_argument("record", metavar="RECORD", help="results/runs/<run_id>.json, or a run id")
     p.add_argument("--no-evals", action="store_true", help="compare the training loss only")
+    p.add_argument("--json", metavar="FILE", help="also write the outcome, figure by figure, as JSON")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("replicate", help="re-run a stratified sample of the published snapshot with each record's "
+                                         "numerics: per piece bit-identical, within tolerance or different, and "
+                                         "whether each headline still holds")
+    p.add_argument("--snapshot", default="leaderboard", metavar="FOLDER", help="the snapshot (default leaderboard/)")
+    p.add_argument("--sample", type=int, default=20, metavar="N", help="training runs to re-run (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="which run of each stratum is drawn (default 0)")
+    p.add_argument("--cheapest", action="store_true", help="the quickest run of each stratum instead of a drawn one")
+    p.add_argument("--grids", nargs="+", metavar="GRID", help="only the runs of these grids (by name)")
+    p.set_defaults(func=cmd_replicate)
 
     p = sub.add_parser("submit", help="write submissions/NAME/: what a pull request for encoding NAME needs "
                                       "(spec, plugin, tests, its records, a verify result)")
@@ -159,6 +172,9 @@ def main(argv=None) -> int:
         return report_errors(exc.errors)
     except FileNotFoundError as exc:
         err_console.print(f"error: {exc}", markup=False)
+        return 1
+    except RecordError as exc:  # a record or snapshot that cannot be used: its file and why, on one line
+        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
         return 1
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from suite.cli.common import console, err_console, project_of, quiet_libraries
 
 
@@ -38,6 +41,8 @@ def cmd_verify(args) -> int:
     except (RecordError, ValueError) as exc:
         err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
         return 1
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.summary(), indent=1) + "\n")
     for line in result.lines:
         console.print(line, markup=False, soft_wrap=True)
     verdict = "MISMATCH" if result.mismatches else "match"
@@ -61,7 +66,38 @@ def _verify_in_a_process_with(wanted, args, project, path) -> int:
                   markup=False, soft_wrap=True)
     command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "verify", str(path)]
     command += ["--no-evals"] if args.no_evals else []
+    command += ["--json", str(Path(args.json).resolve())] if args.json else []
     return subprocess.run(command, env={**os.environ, **wanted.variables()}).returncode
+
+
+def cmd_replicate(args) -> int:
+    """Exit 0 when every sampled piece reproduces (bit for bit or within tolerance) and every
+    headline holds; 1 otherwise."""
+    from suite.submission.replicate import DIFFERENT, FAILED, IDENTICAL, WITHIN, replicate
+    from suite.results.records import RecordError
+
+    quiet_libraries()
+    if args.sample < 1:
+        err_console.print("error: --sample must be at least 1", markup=False)
+        return 1
+    project = project_of(args)
+    folder = (project.root / args.snapshot).resolve()
+    try:
+        result = replicate(folder, project, args.sample, args.seed, args.cheapest,
+                           set(args.grids) if args.grids else None,
+                           log=lambda line: console.print(line, markup=False, soft_wrap=True))
+    except (FileNotFoundError, RecordError, ValueError) as exc:
+        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return 1
+    n = len(result.outcomes)
+    console.print(f"{result.count(IDENTICAL)} of {n} piece(s) bit-identical, {result.count(WITHIN)} within tolerance, "
+                  f"{result.count(DIFFERENT)} different, {result.count(FAILED)} could not be re-run",
+                  markup=False, soft_wrap=True)
+    for board, before, after in result.headlines:
+        state = "holds" if before == after else f"CHANGED to: {after or 'no headline'}"
+        console.print(f"headline {board}: {before or 'none'}: {state}", markup=False, soft_wrap=True)
+    bad = result.count(DIFFERENT) + result.count(FAILED) + len(result.headlines_changed)
+    return 1 if bad else 0
 
 
 def cmd_submit(args) -> int:

@@ -23,6 +23,7 @@ Each figure is **identical** (bit for bit), **within tolerance**, or a **mismatc
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tempfile
 from dataclasses import dataclass, field
@@ -66,6 +67,8 @@ class Verification:
     matched: int = 0  # identical or within tolerance
     identical: int = 0
     numerics_differ: list[str] = field(default_factory=list)  # settings or libraries not as recorded
+    # eval_id -> the re-run's metric rows (suite.submission.replicate puts them in the published records' place)
+    reruns: dict[str, list[dict]] = field(default_factory=dict)
 
     def compare(self, what: str, recorded, rerun, tolerance: Tolerance) -> None:
         outcome = tolerance.outcome(recorded, rerun)
@@ -87,6 +90,12 @@ class Verification:
     def fail(self, message: str) -> None:
         self.mismatches += 1
         self.lines.append(f"MISMATCH: {message}")
+
+    def summary(self) -> dict:
+        """What ``posbench verify --json`` writes."""
+        return {"verdict": self.verdict, "compared": self.compared, "matched": self.matched,
+                "identical": self.identical, "mismatches": self.mismatches, "numerics_differ": self.numerics_differ,
+                "lines": self.lines, "reruns": self.reruns}
 
 
 def _fmt(value) -> str:
@@ -207,6 +216,7 @@ def _verify_evaluations(run, module, project: Project, scratch: Project, toleran
         if rerun.status != "done":
             out.fail(f"{what}: the re-run failed: {rerun.reason}")
             continue
+        out.reruns[record.eval_id] = [dataclasses.asdict(m) for m in rerun.metrics]
         again = {_key(m): m.value for m in rerun.metrics}
         for m in record.metrics:
             label = f"{what}: {m.task} {m.metric}"

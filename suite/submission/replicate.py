@@ -1,0 +1,205 @@
+"""Re-running a sample of the published snapshot: ``posbench replicate``.
+
+A benchmark's conclusions are worth what they are worth when someone else runs it. This
+takes a stratified sample of the snapshot's training runs, re-trains each with the numerics
+its record names and re-runs its evaluations (``posbench verify`` in a process of its own,
+suite.submission.verify), and reports per piece whether every figure came back **identical**
+(bit for bit), **within tolerance**, or **different**. Then it puts the re-run figures in the
+published ones' place and says, board by board, whether each headline still holds.
+
+The sample is stratified: the snapshot's runs are grouped by (grid, task, encoding as
+trained); the strata are taken in turn across grids, and within a grid across tasks, so that
+twenty pieces touch every grid and task before any repeats. Within a stratum the piece is
+drawn with ``seed`` (or, with ``cheapest``, the one whose training and its ancestors' took the
+least recorded time: CI's sample).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.results.records import read_record, scan, write_record
+from suite.results.rows import MetricRow
+from suite.specs import Project
+from suite.submission.verify import DIFFERENT, IDENTICAL, WITHIN, numerics_of
+
+FAILED = "could not be re-run"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One sampled training run of the snapshot, with its evaluations."""
+
+    run_id: str
+    grid: str
+    task: str
+    encoding: str
+    label: str
+    evaluations: int
+    legacy: bool  # made before records named their numerics
+
+
+@dataclass
+class Outcome:
+    piece: Piece
+    verdict: str  # IDENTICAL, WITHIN, DIFFERENT or FAILED
+    compared: int = 0
+    identical: int = 0
+    mismatches: int = 0
+    numerics_differ: list[str] = field(default_factory=list)
+    reruns: dict[str, list[dict]] = field(default_factory=dict)
+    detail: str = ""
+
+
+@dataclass
+class Replication:
+    outcomes: list[Outcome]
+    headlines: list[tuple[str, str, str | None]]  # (board id, published headline, re-run headline)
+
+    @property
+    def headlines_changed(self) -> list[tuple[str, str, str | None]]:
+        return [h for h in self.headlines if h[1] != h[2]]
+
+    def count(self, verdict: str) -> int:
+        return sum(o.verdict == verdict for o in self.outcomes)
+
+
+def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, str]:
+    """run_id -> the first of the snapshot's grids (by name, from ``grids/<name>.yaml``) that plans it."""
+    from suite.plan.grid import load_plan
+
+    out: dict[str, str] = {}
+    for name in sorted(snapshot_grids):
+        path = project.root / "grids" / f"{name}.yaml"
+        if not path.is_file():
+            continue
+        _, plan = load_plan(path, project)
+        for run in plan.runs:
+            out.setdefault(run.run_id, name)
+    return out
+
+
+def sample(scratch: Project, grid_of: dict[str, str], n: int, seed: int = 0, cheapest: bool = False,
+           grids: set[str] | None = None) -> list[Piece]:
+    """``n`` pieces of the done training runs in ``scratch``, stratified (module docstring)."""
+    runs = {r.run_id: r for r in scan(scratch.runs, "training_run").records if r.status == "done"}
+    evals = defaultdict(int)
+    for e in scan(scratch.evals, "evaluation").records:
+        if e.status == "done":
+            evals[e.run_id] += 1
+    strata: dict[str, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for run_id, record in sorted(runs.items()):
+        grid = grid_of.get(run_id, "?")
+        if grids is None or grid in grids:
+            strata[grid][record.task][record.encoding].append(record)
+    rng = random.Random(seed)
+    # the strata in turn: across grids, within a grid across tasks, then encodings
+    per_grid = {g: _interleave([[(g, t, e) for e in sorted(encs)] for t, encs in sorted(tasks.items())])
+                for g, tasks in sorted(strata.items())}
+    order = _interleave(list(per_grid.values()))
+    pieces = []
+    for grid, task, encoding in order[:n]:
+        candidates = strata[grid][task][encoding]
+        record = (min(candidates, key=lambda r: (_cost(r, runs), r.run_id)) if cheapest
+                  else rng.choice(candidates))
+        pieces.append(Piece(record.run_id, grid, task, encoding, f"{encoding}/{record.size}/{task}/seed{record.seed}",
+                            evals[record.run_id], record.provenance.numerics is None))
+    return pieces
+
+
+def _interleave(lists: list[list]) -> list:
+    out, i = [], 0
+    while any(i < len(x) for x in lists):
+        out += [x[i] for x in lists if i < len(x)]
+        i += 1
+    return out
+
+
+def _cost(record, runs: dict) -> float:
+    """Recorded training time of a run and of the ancestors verify re-trains first."""
+    total, lineage = record.provenance.train_wall_s or record.provenance.wall_s or 0.0, record.lineage
+    while lineage and lineage.get("parent_run_id") in runs:
+        parent = runs[lineage["parent_run_id"]]
+        total += parent.provenance.train_wall_s or parent.provenance.wall_s or 0.0
+        lineage = parent.lineage
+    return total
+
+
+def replicate_piece(piece: Piece, scratch: Project, evaluations: bool = True) -> Outcome:
+    """``posbench verify`` of the piece, in a process with the record's numerics."""
+    wanted = numerics_of(read_record(scratch.runs / f"{piece.run_id}.json", "training_run"))
+    with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
+        out = Path(tmp) / "verify.json"
+        command = [sys.executable, "-m", "suite.cli.main", "--root", str(scratch.root), "verify", piece.run_id,
+                   "--json", str(out)] + ([] if evaluations else ["--no-evals"])
+        done = subprocess.run(command, env={**os.environ, **wanted.variables(), "TQDM_DISABLE": "1"},
+                              capture_output=True, text=True)
+        if not out.is_file():
+            tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+            return Outcome(piece, FAILED, detail=" | ".join(tail))
+        result = json.loads(out.read_text())
+    return Outcome(piece, result["verdict"], result["compared"], result["identical"], result["mismatches"],
+                   result["numerics_differ"], result["reruns"],
+                   "; ".join(line for line in result["lines"] if line.startswith("MISMATCH"))[:500])
+
+
+def headlines(project: Project) -> dict[str, str | None]:
+    """Board id -> its headline, for the records in ``project`` (ingested afresh)."""
+    from suite.report.leaderboard import build
+    from suite.results.store import connect_readonly, ingest
+
+    ingest(project.runs, project.evals, project.database)
+    with connect_readonly(project.database) as con:
+        return {b.id: b.headline for b in build(con).all if b.headline}
+
+
+def with_reruns(scratch: Project, outcomes: list[Outcome]) -> None:
+    """Put each re-run's metric rows in place of the published record's (same evaluation ids)."""
+    for outcome in outcomes:
+        for eval_id, rows in outcome.reruns.items():
+            path = scratch.evals / f"{eval_id}.json"
+            record = read_record(path, "evaluation")
+            write_record(dataclasses.replace(record, metrics=tuple(MetricRow(**row) for row in rows)), scratch.evals)
+
+
+def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: bool = False,
+              grids: set[str] | None = None, log=print) -> Replication:
+    """Sample, re-run and compare (module docstring); nothing under ``project`` changes."""
+    from suite.results.snapshot import read_info, unpack
+
+    info = read_info(folder)
+    with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
+        scratch = Project(Path(tmp))
+        unpack(folder, scratch)
+        pieces = sample(scratch, grids_of_runs(info.get("grids", []), project), n, seed, cheapest, grids)
+        log(f"{len(pieces)} piece(s) of {folder.name}/, stratified over grids, tasks and encodings")
+        outcomes = []
+        for i, piece in enumerate(pieces, 1):
+            outcome = replicate_piece(piece, scratch)
+            outcomes.append(outcome)
+            log(f"{i}/{len(pieces)} {piece.grid}: {piece.label} ({piece.run_id}): {describe(outcome)}")
+        before = headlines(scratch)
+        with_reruns(scratch, outcomes)
+        after = headlines(scratch)
+    boards = sorted(before.keys() | after.keys())
+    return Replication(outcomes, [(b, before.get(b), after.get(b)) for b in boards])
+
+
+def describe(outcome: Outcome) -> str:
+    if outcome.verdict == FAILED:
+        return f"{FAILED}: {outcome.detail}"
+    text = {IDENTICAL: "bit-identical", WITHIN: "within tolerance", DIFFERENT: "DIFFERENT"}[outcome.verdict]
+    text += f" ({outcome.identical} of {outcome.compared} figures identical"
+    text += ", made before records named their numerics)" if outcome.piece.legacy else ")"
+    if outcome.numerics_differ:
+        text += "; numerics differ: " + "; ".join(outcome.numerics_differ)
+    return text + (f"; {outcome.detail}" if outcome.verdict == DIFFERENT and outcome.detail else "")
