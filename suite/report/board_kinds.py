@@ -21,6 +21,10 @@ class BoardKind:
     # the board of the checkpoints' own scores: the same checkpoints' GLUE-style score and
     # training cost are shown beside it (suite.report.leaderboard.attach_columns)
     carries_checkpoint_columns: ClassVar[bool] = False
+    # the smallest difference between two rows a ranked board is meant to detect, in its ranked
+    # column's unit (suite.report.ranking.seeds_needed): each board says whether its seeds can
+    effect: ClassVar[float | None] = None
+    effect_unit: ClassVar[str] = ""
 
     @staticmethod
     def title(task: str, metric: str, size: str) -> str:
@@ -40,6 +44,11 @@ class LanguageModellingBoard(BoardKind):
     overlaid = True
     metric_in_id = False
     carries_checkpoint_columns = True
+    # 0.1 bits per byte: beyond the training length encodings differ by tenths to whole bits
+    # (ALiBi 2.86 against xPos 3.57 at 16x), while within it they agree to a few hundredths;
+    # a tenth is about 3% of a tiny model's bpb, the least gap worth a ranking's claim
+    effect = 0.1
+    effect_unit = "bits per byte"
 
     @staticmethod
     def title(task, metric, size):
@@ -50,6 +59,11 @@ class LanguageModellingBoard(BoardKind):
 class TaskBoard(BoardKind):
     order = 1
     overlaid = True
+    # 0.2 exact match: one example in five. Length generalization fails in steps (passkey
+    # from 1.0 to 0 beyond the training length), so the differences a task board exists to
+    # show are this large or larger; smaller ones are within a few hundred examples' noise
+    effect = 0.2
+    effect_unit = "exact match"
 
     @staticmethod
     def title(task, metric, size):
@@ -72,6 +86,11 @@ class BreakdownBoard(BoardKind):
 @BOARD_KINDS.register("glue")
 class GlueBoard(BoardKind):
     """The GLUE-style battery of whole checkpoints (suite.report.leaderboard)."""
+
+    # 0.05 of the score: fine-tuning scores of encodings on a backbone differ by a few points
+    # (the papers report 1-5 GLUE points between them), so a ranking that cannot see five is moot
+    effect = 0.05
+    effect_unit = "GLUE-style score"
 
 
 @BOARD_KINDS.register("cost")

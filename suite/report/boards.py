@@ -4,105 +4,35 @@ A board is one table of the leaderboard: language modelling on a corpus (bits pe
 at each scale), a length-generalization task (accuracy at each scale), a per-depth
 breakdown of a task; or (in :mod:`.leaderboard`) the GLUE-style battery or training cost. Each is built from the
 ``figures`` view one figure per (encoding, size, task, metric, scale, seed), so every
-cell is a mean over seeds with its 95% interval, and ranks come from paired tests over
-shared seeds. The site and the terminal render the same :class:`Board` objects.
+cell is a mean over seeds with its 95% interval, and ranks are intervals from paired tests
+over shared seeds. The site and the terminal render the same :class:`Board` objects.
 
-* A cell with several seeds: mean and Student-t interval over seeds (``stats.METHOD``).
-  With one seed, an accuracy (a share of examples) gets the Wilson interval over its
-  examples and is labelled so; any other figure shows no interval ("one seed").
+* A cell with several seeds: mean and Student-t interval over seeds (``stats.METHOD``);
+  an accuracy's standard error is floored by its sampling error over examples and its
+  interval clipped to [0, 1] (:mod:`.stats`). With one seed, an accuracy (a share of
+  examples) gets the Wilson interval over its examples and is labelled so; any other
+  figure shows no interval ("one seed").
 * The overall score of an entry is, per seed, the mean over the board's scales (bits
   per byte, or accuracy); an entry with a scale it cannot represent (not applicable)
   or a missing one has none and ranks last (blank).
-* Rank: :func:`stats.rank_with_ties` on the per-seed overall scores. A board whose rows
-  all sit at chance shows no ranks; one whose intervals all overlap says so.
+* Rank: the simultaneous rank interval of Holm-corrected paired tests at the ranked column
+  (:mod:`.ranking`); rows are ordered by their mean there. Each ranked board states whether
+  its seeds have the power to see its kind's declared effect. A board whose rows all sit
+  at chance shows no ranks; one whose intervals all overlap says so.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from statistics import fmean
 
-from suite.report import stats
+from suite.report import ranking, stats
 from suite.report.board_kinds import BOARD_KINDS
+# the boards' types, which the pages and the terminal import from here too
+from suite.report.board_types import SHARE, Board, Cell, Column, Entry  # noqa: F401
 from suite.report.headlines import headline
 from suite.report.figures import Recipe, info_of, is_breakdown
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
-
-SHARE = "share"  # the unit of an accuracy: successes / examples, which has a Wilson interval
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str
-    label: str  # the site's header
-    short: str  # the terminal's header
-    description: str  # what the column is (a tooltip on the site)
-    lower_is_better: bool | None = None  # the order a first click sorts in; None: not a score (ascending)
-    digits: int = 3
-    group: str = "score"  # rank, scale, score, derived, glue, cost, task: what show/hide and the terminal pick
-    chance: float | None = None
-
-
-@dataclass(frozen=True)
-class Cell:
-    value: float | None = None  # what the column sorts by
-    interval: stats.Interval | None = None  # shown when it has bounds
-    status: str = "ok"  # ok, not_applicable, missing
-    text: str | None = None  # a shown value that is not a plain number (an effective length "4x")
-
-    @property
-    def has_bounds(self) -> bool:
-        return self.interval is not None and self.interval.lo is not None
-
-
-@dataclass
-class Entry:
-    encoding: str
-    display_name: str
-    family: str | None
-    trained_as: str | None  # the checkpoint's encoding when this row is a training-free variant of it
-    cells: dict[str, Cell] = field(default_factory=dict)
-    per_seed: dict[str, dict[int, float | None]] = field(default_factory=dict)  # column -> seed -> value
-    shared_by: list[str] = field(default_factory=list)  # cost board: variants evaluated on these checkpoints
-
-    @property
-    def rank(self) -> int | None:
-        cell = self.cells.get("rank")
-        return None if cell is None or cell.value is None else int(cell.value)
-
-
-@dataclass
-class Board:
-    id: str
-    kind: str  # lm, task, breakdown, glue, cost
-    title: str
-    size: str
-    task: str
-    metric: str | None
-    columns: list[Column]
-    entries: list[Entry]
-    seeds: list[int]
-    method: str  # how the intervals were computed, in words
-    lower_is_better: bool | None = None
-    chance: float | None = None
-    train_len: int | None = None
-    recipe: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    scales: list[int] = field(default_factory=list)
-    eval_len: dict[int, int] = field(default_factory=dict)
-    compared: list[str] = field(default_factory=list)  # the columns the compare view offers
-    ranked_by: str | None = None  # the column the ranks come from
-    headline: str | None = None  # the best entry and whether it is significantly ahead (suite.report.headlines)
-
-    @property
-    def families(self) -> list[str]:
-        return sorted({e.family for e in self.entries if e.family})
-
-    def column(self, key: str) -> Column:
-        return next(c for c in self.columns if c.key == key)
-
 
 # -- cells -----------------------------------------------------------------------------------------------------
 
@@ -120,13 +50,24 @@ def _average_duplicates(rows: list[dict]) -> dict[int, float]:
     return {seed: fmean(vs) for seed, vs in by_seed.items()}
 
 
+def sampling_floors(rows: list[dict]) -> dict[int, float]:
+    """seed -> the sampling variance p(1 - p) / n of a share at that seed (its runs' examples pooled)."""
+    values, examples = _average_duplicates(rows), defaultdict(int)
+    for f in rows:
+        if _usable(f) and f["n"]:
+            examples[f["seed"]] += f["n"]
+    return {seed: stats.sampling_variance(v, examples[seed]) for seed, v in values.items() if examples[seed]}
+
+
 def seed_cell(rows: list[dict], share: bool) -> tuple[Cell, dict[int, float]]:
     """The cell of one entry at one column: mean over seeds and its interval."""
     values = _average_duplicates(rows)
     if not values:
         status = "not_applicable" if rows and all(f["status"] == "not_applicable" for f in rows) else "missing"
         return Cell(status=status), {}
-    interval = stats.seed_interval(list(values.values()))
+    floors = sampling_floors(rows) if share else {}
+    interval = stats.seed_interval(list(values.values()), floor=fmean(floors.values()) if floors else None,
+                                   share=share)
     if interval.n == 1 and share:
         usable = [f for f in rows if _usable(f) and f["n"]]
         if usable:
@@ -146,7 +87,9 @@ def _summary(per_seed_columns: list[dict[int, float]], seeds) -> dict[int, float
 
 def _interval_text(board_seeds: int, share: bool) -> str:
     if board_seeds > 1:
-        return f"{stats.METHOD} over the seeds each row has"
+        return f"{stats.METHOD} over the seeds each row has" + (
+            " (an accuracy's standard error at least its sampling error over examples, its interval within [0, 1])"
+            if share else "")
     if share:
         return "one seed: each interval is the Wilson 95% interval over the examples of that one model (not over seeds)"
     return "one seed: no interval over seeds, so differences between rows cannot be told from noise"
@@ -247,6 +190,8 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows, i
         for s in scales:
             cell, values = seed_cell(by_entry[enc].get(s, []), share)
             entry.cells[f"s{s}"], entry.per_seed[f"s{s}"], per_scale[enc][s] = cell, values, values
+            if share:
+                entry.floors[f"s{s}"] = sampling_floors(by_entry[enc].get(s, []))
     most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
     board = Board(_slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
                   kind, title, size, task, metric, columns, list(entries.values()), seeds,
@@ -301,7 +246,11 @@ def _summarise(entry: Entry, per_scale: dict[int, dict[int, float]], scales, see
     summary = _summary([per_scale[s] for s in scales], seeds) if applicable else {}
     summary = {s: v for s, v in summary.items() if v is not None}
     entry.per_seed["score"] = summary
-    interval = stats.seed_interval(list(summary.values()))
+    if share and summary:  # the mean of S scales' shares: its sampling variance is their sum / S^2
+        entry.floors["score"] = {seed: sum(entry.floors[f"s{s}"].get(seed, 0.0) for s in scales) / len(scales) ** 2
+                                 for seed in summary}
+    floor = fmean(entry.floors["score"].values()) if share and summary else None
+    interval = stats.seed_interval(list(summary.values()), floor=floor, share=share)
     if interval.n == 1 and share:  # one seed: the Wilson interval of the examples pooled over scales
         ns = [c.interval.n for s in scales if (c := entry.cells[f"s{s}"]).interval]
         if len(ns) == len(scales):
@@ -348,48 +297,65 @@ def _all_zero(board: Board) -> bool:
 
 
 def _rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
-    """Ranks from the per-seed summaries; warnings instead of ranks where they would rank noise.
+    """Rank intervals from Holm-corrected paired tests at ``summary`` (:mod:`.ranking`), rows in
+    the order of their means there; warnings instead of ranks where they would rank noise.
 
     A per-depth breakdown (a few examples per decile) is a diagnostic: it gets the warnings, not ranks."""
     lower = board.lower_is_better
-    ranks = (stats.rank_with_ties({e.encoding: e.per_seed.get(summary, {}) for e in board.entries}, lower) if ranked
-             else {e.encoding: None for e in board.entries})
     summaries = [e.cells[summary].interval for e in board.entries if e.cells[summary].interval is not None]
     at_chance = _all_at_chance(board)
     if at_chance:
         level = "" if board.chance is None else f" ({board.chance:.3g})"
         board.warnings.append(f"Every row sits at chance{level}: no entry is better than chance beyond its interval "
                               "at any length, so this board measures nothing and is not ranked.")
-        ranks = {name: None for name in ranks}
     if not at_chance and board.chance is None and _all_zero(board):
         board.warnings.append("Every row scores 0 at every length: no encoding solves this task, so it is not ranked.")
-        ranks, at_chance = {name: None for name in ranks}, True
+        at_chance = True
+    tests = ranks = None
+    if ranked and not at_chance:
+        tests = ranking.pairwise({e.encoding: e.per_seed.get(summary, {}) for e in board.entries}, bool(lower),
+                                 {e.encoding: e.floors.get(summary, {}) for e in board.entries})
+        ranks = ranking.rank_intervals(tests)
     bounded = [i for i in summaries if i.lo is not None]
     if not at_chance and len(bounded) > 1 and stats.all_overlap(bounded):
-        separated = ranked and len({r for r in ranks.values() if r is not None}) > 1
-        if separated:  # the paired tests tell rows apart where the unpaired intervals cannot
+        if tests is not None and tests.wins.any():  # the paired tests tell rows apart where the unpaired intervals cannot
             board.notes.append("The 95% intervals of all rows overlap (each over its own seeds); the ranks come from "
                                "paired tests over shared seeds, which do separate rows: a seed's models share their "
                                "data, so paired differences are tighter than the intervals.")
         else:
             board.warnings.append("The 95% intervals of all rows overlap: this board does not separate these encodings."
-                                  + (" Ranks come from paired tests over shared seeds; equal ranks are ties." if ranked else ""))
+                                  + (" Ranks come from paired tests over shared seeds; a rank interval such as 1-4 "
+                                     "means the row could be anywhere from 1st to 4th." if ranked else ""))
     if not ranked:
         board.notes.append("A breakdown of a few examples per decile: not ranked.")
     else:
-        if len(board.seeds) == 1:
-            board.notes.append(f"One seed (seed {board.seeds[0]}): every rank is a tie; run more seeds to separate rows.")
-        board.ranked_by = summary
-        by = board.column(summary).label
-        board.notes.append(f"Ranked by {by}.")
-        board.columns.insert(0, Column("rank", "rank", "#",
-                                       f"1 + the number of entries significantly better in {by} (paired t-test over "
-                                       f"shared seeds, p < {stats.ALPHA}); equal ranks are ties", True, 0, "rank"))
-        for e in board.entries:
-            r = ranks.get(e.encoding)
-            e.cells["rank"] = Cell(r, None, "ok" if r is not None else "missing", None if r is None else str(r))
+        _rank_column(board, summary, ranks or {})
+        if tests is not None:
+            kind = BOARD_KINDS.get(board.kind)
+            note, warning = ranking.power_statement(kind.effect, kind.effect_unit, board.column(summary).label, tests,
+                                                    len(board.seeds))
+            board.notes += [note] if note else []
+            board.warnings += [warning] if warning else []
+    # rows in the order of their means (the point estimate): a rank would reward a noisy row
     sign = 1 if lower else -1
-    board.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, e.cells[summary].value is None,
-                                      sign * (e.cells[summary].value or 0), e.display_name))
-    if ranked and not at_chance:
-        board.headline = headline(board, summary)
+    board.entries.sort(key=lambda e: (e.cells[summary].value is None, sign * (e.cells[summary].value or 0),
+                                      e.display_name))
+    if tests is not None:
+        board.headline, board.headline_status = headline(board, summary, tests)
+
+
+def _rank_column(board: Board, summary: str, ranks: dict[str, tuple[int, int]]) -> None:
+    if len(board.seeds) == 1:
+        board.notes.append(f"One seed (seed {board.seeds[0]}): no rank is separated; run more seeds to separate rows.")
+    board.ranked_by = summary
+    by = board.column(summary).label
+    board.notes.append(f"Ranked by {by}; rows in the order of their means.")
+    board.columns.insert(0, Column(
+        "rank", "rank", "#", f"rank interval in {by}: from 1 + the number of rows significantly better to N - the "
+        f"number significantly worse (paired t-tests over shared seeds, Holm-corrected over all the board's pairs, "
+        f"p < {stats.ALPHA}); '1' is first for certain, '2-7' anywhere from 2nd to 7th", True, 0, "rank"))
+    for e in board.entries:
+        lo, hi = ranks.get(e.encoding, (None, None))
+        e.cells["rank"] = (Cell(status="missing") if lo is None else
+                           Cell(lo, stats.Interval(lo, lo, hi, len(ranks), ranking.RANK_METHOD), "ok",
+                                ranking.rank_text(lo, hi)))

@@ -2,7 +2,8 @@
 and warnings, as a table that fits 80 columns, CSV or Markdown.
 
 In a table each cell shows the mean on one line and its interval under it (+-half-width
-for a t interval over seeds, lo-hi for a Wilson interval over examples). Cost and
+for a t interval over seeds, lo-hi for a Wilson interval over examples or a clipped one);
+the rank column shows each row's rank interval ("1", "2-7"). Cost and
 GLUE-style columns of the language-modelling boards are left to their own boards, so a
 board fits an 80-column terminal.
 """
@@ -40,7 +41,7 @@ def _value(cell: Cell | None, col: Column) -> str:
 
 
 def _interval(cell: Cell | None, col: Column, compact: bool) -> str:
-    if cell is None or not cell.has_bounds:
+    if cell is None or not cell.has_bounds or col.group == "rank":  # a rank's interval is its text, "2-7"
         return ""
     i = cell.interval
     digits = max(col.digits, 2) if col.digits else 0

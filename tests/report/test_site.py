@@ -182,16 +182,22 @@ def test_cells_are_means_over_seeds_with_t_intervals(project):
     assert f"\u00b1{expected.half_width:.3f}" in html  # the interval reaches the page
 
 
-def test_ranks_tie_what_paired_tests_cannot_separate_and_na_ranks_last(project):
+def test_rank_intervals_span_what_paired_tests_cannot_separate_and_na_ranks_last(project):
     lm = board(project, "lm-tiny-lm")
-    ranks = {e.encoding: e.rank for e in lm.entries}
-    # alibi beats all; rope and yarn are tied; learned has no 2x or 4x: no overall score, no rank
-    assert ranks["alibi"] == 1 and ranks["rope"] == ranks["yarn"] and ranks["learned"] is None
-    assert ranks["rope-llama3"] == 4  # significantly worse than alibi, rope and yarn
-    assert [e.encoding for e in lm.entries][-1] == "learned"
+    ranks = {e.encoding: (e.rank, e.rank_hi) for e in lm.entries}
+    # alibi beats all; rope and yarn cannot be told apart: each could be 2nd or 3rd; learned has
+    # no 2x or 4x: no overall score, no rank
+    assert ranks["alibi"] == (1, 1) and ranks["rope"] == ranks["yarn"] == (2, 3) and ranks["learned"] == (None, None)
+    assert ranks["rope-llama3"] == (4, 4)  # significantly worse than alibi, rope and yarn
+    assert {e.encoding: e.cells["rank"].text for e in lm.entries if e.rank} == {
+        "alibi": "1", "rope": "2-3", "yarn": "2-3", "rope-llama3": "4"}
+    # rows in the order of their means at 4x: yarn (2.310) before rope (2.313), learned (none) last
+    assert [e.encoding for e in lm.entries] == ["alibi", "yarn", "rope", "rope-llama3", "learned"]
     learned = next(e for e in lm.entries if e.encoding == "learned")
     assert learned.cells["s2"].status == "not_applicable" and learned.cells["score"].value is None
-    assert lm.warnings == []  # alibi's interval is separated from the others
+    assert not any("overlap" in w for w in lm.warnings)  # alibi's interval is separated from the others
+    html = section(index(project), "lm-tiny-lm")
+    assert re.search(r'<td class="c-rank" data-value="2\.0003" title="simultaneous[^"]*">2-3</td>', html)
 
 
 def test_training_free_variants_are_marked_and_share_their_checkpoint(project):
@@ -385,7 +391,7 @@ def test_the_terminal_picks_a_board_and_formats(project, capsys):
     assert main(["--root", str(project), "leaderboard", "--board", "lm-tiny-lm", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("board,encoding,trained_as,column,mean,lo,hi")
-    assert any(line.startswith("lm-tiny-lm,yarn,rope,rank,2") for line in lines)
+    assert any(line.startswith("lm-tiny-lm,yarn,rope,rank,2,2,3,\"simultaneous") for line in lines)  # rank 2-3
     assert main(["--root", str(project), "leaderboard", "--board", "task-tiny-recall-acc", "--format", "markdown"]) == 0
     md = capsys.readouterr().out
     assert "| encoding | rank |" in md and "one seed" in md
@@ -410,13 +416,16 @@ def test_extrapolation_boards_rank_at_the_longest_scale_and_say_so(project):
     """Ranks answer "which encoding extrapolates best": at the longest scale (4x here), not by a
     mean over scales that mixes in 1x."""
     lm = board(project, "lm-tiny-lm")
-    assert lm.ranked_by == "s4" and "Ranked by bpb 4x." in lm.notes
-    assert "significantly better in bpb 4x" in lm.column("rank").description
+    assert lm.ranked_by == "s4" and "Ranked by bpb 4x; rows in the order of their means." in lm.notes
+    assert "rank interval in bpb 4x" in lm.column("rank").description
+    assert "Holm-corrected" in lm.column("rank").description
 
 
 def test_each_ranked_board_has_a_headline_naming_its_best_entry(project, capsys):
     lm = board(project, "lm-tiny-lm")
-    assert lm.headline == "At 4x: ALiBi, ahead of every other entry (paired over seeds, p < 0.05)."
+    assert lm.headline == ("At 4x: ALiBi, ahead of every other entry (paired over seeds, Holm-corrected p < 0.05; "
+                           "too few seeds to confirm).")
+    assert lm.headline_status is None  # three seeds: too few to split into discovery and confirmation
     glue = board(project, "glue-tiny-lm")
     assert glue.headline.startswith("GLUE-style score: ALiBi, ahead of")
     assert board(project, "task-tiny-recall-acc").headline.endswith("with one seed no lead is significant.")
