@@ -3,7 +3,8 @@ and warnings, as a table that fits 80 columns, CSV or Markdown.
 
 In a table each cell shows the mean on one line and its interval under it (+-half-width
 for a t interval over seeds, lo-hi for a Wilson interval over examples or a clipped one);
-the rank column shows each row's rank interval ("1", "2-7"). Cost and
+the rank column shows each row's rank interval ("1", "2-7"). Every name and sentence from
+the results is printed as plain text, never read as rich markup ("[/]x" is a name). Cost and
 GLUE-style columns of the language-modelling boards are left to their own boards, so a
 board fits an 80-column terminal.
 """
@@ -17,7 +18,9 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from suite.report import stats
 from suite.report.board_kinds import kind_of
@@ -53,15 +56,15 @@ def _interval(cell: Cell | None, col: Column, compact: bool) -> str:
 
 
 def _header_lines(board: Board) -> list[str]:
-    lines = [f"[bold]{board.title}[/]"]
-    lines += [f"[green]{board.headline}[/]"] if board.headline else []
-    lines += [f"[yellow]! {w}[/]" for w in board.warnings]
+    lines = [f"[bold]{escape(board.title)}[/]"]
+    lines += [f"[green]{escape(board.headline)}[/]"] if board.headline else []
+    lines += [f"[yellow]! {escape(w)}[/]" for w in board.warnings]
     facts = board.method + (f"; seeds {', '.join(map(str, board.seeds))}" if board.seeds else "")
     if board.lower_is_better is not None:
         facts += "; lower is better" if board.lower_is_better else "; higher is better"
     if board.chance is not None:
         facts += f"; chance {board.chance:.3g}"
-    lines.append(f"[dim]{facts}. {' '.join(board.notes)}[/]")
+    lines.append(f"[dim]{escape(facts)}. {escape(' '.join(board.notes))}[/]")
     return lines
 
 
@@ -79,7 +82,7 @@ def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
     name_width = max(NAME_WIDTH, longest) if terminal_width >= WIDE else NAME_WIDTH
     table.add_column("encoding", max_width=name_width, overflow="ellipsis", no_wrap=True)
     for c in columns:
-        table.add_column(c.short, justify="right", overflow="fold")
+        table.add_column(escape(c.short), justify="right", overflow="fold")
     for e in board.entries:
         name = _name(e)
         cells = []
@@ -87,7 +90,7 @@ def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
             cell = e.cells.get(c.key)
             interval = _interval(cell, c, compact=True)
             cells.append(_value(cell, c) + (f"\n{interval}" if interval else ""))
-        table.add_row(name, *cells)
+        table.add_row(Text(name), *(Text(c) for c in cells))
     if any(c.chance is not None for c in columns):
         table.add_row("chance", *["" if c.chance is None else f"{c.chance:.{max(c.digits, 2)}f}" for c in columns],
                       style="dim")
@@ -100,7 +103,7 @@ def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
 def _legend(boards: list[Board]) -> str:
     shorts = {c.short: c for b in boards for c in b.columns if c.short != c.label and c.group != "scale"}
     parts = [f"{short}: {c.label}" for short, c in shorts.items()]
-    return "columns: " + "; ".join(parts) + ". A row in parentheses is a training-free variant on that checkpoint."
+    return escape("columns: " + "; ".join(parts) + ". A row in parentheses is a training-free variant on that checkpoint.")
 
 
 CSV_HEAD = ("board", "encoding", "trained_as", "column", "mean", "lo", "hi", "interval", "status")
@@ -158,24 +161,30 @@ def leaderboard(database: Path, board: str | None = None, fmt: str = "table", ou
     if not boards:
         err.print("no results yet: run `posbench run grids/quick.yaml`", markup=False)
         return 0
+    print_boards(boards, fmt, out, width)
+    return 0
+
+
+def print_boards(boards: list[Board], fmt: str = "table", out=None, width: int | None = None) -> None:
+    """Write ``boards`` to ``out`` as a table, CSV or Markdown."""
+    out = out or sys.stdout
     if fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_HEAD)
         for b in boards:
             writer.writerows(_rows(b))
-        return 0
+        return
     if fmt == "markdown":
         out.write("\n".join(_markdown(b) for b in boards))
-        return 0
+        return
     tty = out.isatty() if hasattr(out, "isatty") else False
     console = Console(file=out, highlight=False, width=width or (None if tty else 80), soft_wrap=False)
     for b in boards:
-        console.print(f"[dim]board[/] {b.id}")
+        console.print(f"[dim]board[/] {escape(b.id)}")
         for line in _header_lines(b):
             console.print(line)
         console.print(_table(b, None, console.width))
     console.print(f"[dim]{_legend(boards)}[/]")
-    return 0
 
 
 def render_text(database: Path, board: str | None = None, fmt: str = "table", width: int | None = None) -> str:
