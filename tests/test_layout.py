@@ -1,6 +1,5 @@
 """The package's layout, read from its source with ``ast``: folders are the stages of the
-flow and imports follow it (DESIGN.md, "Layout"; STYLE.md, "Layout: folders are the
-pipeline's stages").
+flow (the pipeline's stages, in order) and imports follow it.
 
 Every import counts, function-level ones included: a lazy import still makes a circle
 at run time. Only imports under ``if TYPE_CHECKING:`` are left out, since they never run.
@@ -19,7 +18,8 @@ SUITE = Path(__file__).resolve().parents[1] / "suite"
 # stage -> the stages it may import (itself always). Order of the flow:
 # core -> encodings, data -> specs -> modeling -> plan -> training -> evaluation -> execution,
 # results beside them (records and rows need only core), report reads results only
-# (and the data stage's task descriptions), bench and submission use earlier stages, cli anything.
+# (and the data stage's task descriptions), bench and submission use earlier stages (submission's
+# replicate also reads the boards' headlines from report), cli anything.
 EARLY = {"core", "encodings", "data", "specs", "modeling", "plan"}
 ALLOWED = {
     "core": set(),
@@ -34,7 +34,7 @@ ALLOWED = {
     "execution": EARLY | {"training", "evaluation", "results"},
     "report": {"core", "data", "results"},
     "bench": EARLY | {"training"},
-    "submission": EARLY | {"training", "evaluation", "results", "execution"},
+    "submission": EARLY | {"training", "evaluation", "results", "execution", "report"},
 }
 MAX_LINES = 400
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from suite.cli.bench import cmd_bench
@@ -165,6 +166,10 @@ def main(argv=None) -> int:
         os.environ["TQDM_DISABLE"] = "1"  # also lm-eval's request bars
     try:
         return args.func(args)
+    except SystemExit as exc:
+        if exc.code is None:  # Lightning's SIGTERMException carries no code: a SIGTERM, not a success
+            return 128 + signal.SIGTERM
+        raise
     except BrokenPipeError:  # `posbench leaderboard --format csv | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout at exit
         return 0

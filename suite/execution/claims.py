@@ -5,8 +5,15 @@ A piece of work (a training run, an evaluation) is claimed by creating
 filesystems, NFS v3+ included), holding the owner's host, pid and a random token.
 While the owner works, a thread touches the file (the heartbeat). A claim is stale
 when its heartbeat is older than ``stale_after`` seconds, or when its owner ran on
-this host and that pid is gone (a SIGKILLed process); a stale claim is taken over
-by renaming it aside (only one renamer can win) and claiming afresh.
+this host and that pid is gone or a zombie (a SIGKILLed worker not yet reaped).
+
+Taking over a stale claim is one step with one winner: a taker first creates the claim's
+takeover lock (``.takeover-<name>``, again ``O_EXCL``), checks under it that the claim is
+still the stale one it judged (same token), removes it and claims afresh with ``O_EXCL``.
+Judging "stale" and removing are separate steps, so without the lock two takers that both
+judged the old claim stale could each remove a claim, the second removing the first's
+fresh one, and both would hold the piece. A lock whose taker died is itself stale by the
+same rule.
 """
 
 from __future__ import annotations
@@ -23,13 +30,24 @@ STALE_AFTER_S = 120.0  # a live owner touches its claim every STALE_AFTER_S / 4
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (dead, not yet waited for by its parent) does not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # /proc/<pid>/stat: "pid (name) S ...": the state follows the name's closing parenthesis
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _token(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text() or "{}").get("token")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def is_stale(path: Path, stale_after: float = STALE_AFTER_S) -> bool:
@@ -40,6 +58,8 @@ def is_stale(path: Path, stale_after: float = STALE_AFTER_S) -> bool:
         return False  # released meanwhile: not stale, simply gone
     except (OSError, ValueError):
         return True  # unreadable: its writer died mid-write
+    if not isinstance(info, dict):
+        return True
     if info.get("host") == socket.gethostname() and isinstance(info.get("pid"), int) and not _alive(info["pid"]):
         return True
     return age > stale_after
@@ -76,28 +96,41 @@ class Claim:
         self.release()
 
 
+def _create(path: Path, body: str) -> bool:
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as f:
+        f.write(body)
+    return True
+
+
 def try_claim(directory: Path, name: str, stale_after: float = STALE_AFTER_S) -> Claim | None:
-    """Claim ``name`` in ``directory``; None when a live owner holds it."""
+    """Claim ``name`` in ``directory``; None when a live owner holds it (or another process is
+    taking over its stale claim at this moment)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.json"
     token = uuid.uuid4().hex
     body = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "token": token, "since": time.time()})
-    for _ in range(2):  # a second try after taking over a stale claim
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            if not is_stale(path, stale_after):
-                return None
-            try:  # exactly one process wins this rename; the others see FileNotFoundError
-                os.rename(path, directory / f".stale-{token}-{name}.json")
-            except FileNotFoundError:
-                continue
-            (directory / f".stale-{token}-{name}.json").unlink(missing_ok=True)
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(body)
+    if _create(path, body):
         return Claim(path, token, stale_after)
-    return None
+    stale = _token(path)
+    if not is_stale(path, stale_after):
+        return None
+    lock = directory / f".takeover-{name}.json"
+    if not _create(lock, body):
+        if not is_stale(lock, stale_after):
+            return None  # another taker holds the lock: it wins or finds the claim live
+        lock.unlink(missing_ok=True)  # its taker died mid-takeover; the next attempt takes the lock
+        return None
+    try:
+        if _token(path) != stale or not is_stale(path, stale_after):
+            return None  # taken over (or renewed) between our look and our lock
+        path.unlink(missing_ok=True)
+        return Claim(path, token, stale_after) if _create(path, body) else None
+    finally:
+        lock.unlink(missing_ok=True)
 
 
 def held_by_others(directory: Path, name: str, stale_after: float = STALE_AFTER_S) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.core import numerics
+from suite.core.aside import set_aside
 from suite.execution.claims import try_claim
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
@@ -152,6 +153,8 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
                               project.results / "lmeval" / run.run_id, log)
         result = evaluator.evaluate(model, context)
+        if not result.metrics:  # a done record with no figure would count the piece as done for ever
+            raise RuntimeError(f"evaluator {evaluation.evaluator} returned no metrics")
         if result.samples:  # written before the record that names them
             samples = write_samples(project.samples / f"{evaluation.eval_id}.parquet", result.samples)
             record = dataclasses.replace(record, samples=_display_path(samples, project.root))
@@ -187,9 +190,9 @@ class _Pass:
         if not needs_training(run, self.project, self.retry_failed) or run.run_id in self.attempted:
             if status_of(run_path(self.project, run), "training_run") != "done":
                 return None
-            from suite.training.checkpoints import load_checkpoint
-
-            return load_checkpoint(self.project.checkpoints / f"{run.run_id}.ckpt")
+            module = self.load(run)
+            if module is not None or run.run_id in self.attempted:
+                return module
         if run.parent is not None and not self.parent_ready(run.parent):
             return None
         claim = self.claim(f"run-{run.run_id}")
@@ -197,12 +200,42 @@ class _Pass:
             return None
         with claim:
             if not needs_training(run, self.project, self.retry_failed):  # finished by another meanwhile
-                return self.train(run)
+                module = self.load(run)  # under the claim: an unloadable checkpoint is set aside here
+                if module is not None:
+                    return module
             self.attempted.add(run.run_id)
+            self.set_aside_done_record(run)
             record, module = train_run(run, self.project, progress_bar=self.progress_bar)
         self.progress.trained.append(record)
         report_training(self.console, record)
         return module
+
+    def load(self, run: TrainingRun):
+        """The done run's module from its checkpoint; None, with the checkpoint set aside, when it
+        cannot be loaded (truncated, corrupt): the run is then trained again like a missing one."""
+        from suite.training.checkpoints import load_checkpoint
+
+        checkpoint = self.project.checkpoints / f"{run.run_id}.ckpt"
+        try:
+            return load_checkpoint(checkpoint)
+        except Exception as exc:  # whatever torch or Lightning raises on a bad file, the grid goes on
+            where = set_aside(checkpoint, self.project.results, f"unloadable checkpoint of run {run.run_id}: "
+                                                                f"{type(exc).__name__}: {exc}")
+            if where is not None:
+                self.console.print(f"  [yellow]checkpoint of {run.label} cannot be loaded[/] ({type(exc).__name__}); "
+                                   f"set aside as {_display_path(where, self.project.root)}: training it again")
+            return None
+
+    def set_aside_done_record(self, run: TrainingRun) -> None:
+        """A done record is never overwritten silently: it goes to results/aside/ with the reason."""
+        path = run_path(self.project, run)
+        if status_of(path, "training_run") != "done":
+            return
+        reason = f"run {run.run_id} was done, but its checkpoint is missing or unloadable: trained again"
+        where = set_aside(path, self.project.results, reason)
+        if where is not None:
+            self.console.print(f"  [yellow]{run.label} is trained again[/] (no usable checkpoint); its done record "
+                               f"is kept as {_display_path(where, self.project.root)}")
 
     def parent_ready(self, parent: TrainingRun) -> bool:
         """Whether a child can start: its parent is done with a checkpoint, trained now by this

@@ -43,5 +43,24 @@ def model_for(evaluation_encoding: EncodingSpec, trained: LanguageModel) -> Tran
 
 
 def load_checkpoint(path: Path) -> LanguageModel:
-    module = LanguageModel.load_from_checkpoint(path, map_location="cpu", weights_only=False)
+    """The run's module. ``weights_only``: a checkpoint holds tensors, numbers, strings and
+    dicts, nothing to unpickle as code, so a crafted file cannot run any."""
+    module = LanguageModel.load_from_checkpoint(path, map_location="cpu", weights_only=True)
     return module.eval()
+
+
+def resumable(hpc: Path) -> str | None:
+    """None when the hpc checkpoint Lightning resumes from (the highest version) loads; else why not."""
+    import re
+
+    import torch
+
+    versions = {int(m.group(1)): p for p in hpc.glob("hpc_ckpt_*.ckpt") if (m := re.fullmatch(r"hpc_ckpt_(\d+)\.ckpt", p.name))}
+    if not versions:
+        return "no hpc checkpoint"
+    newest = versions[max(versions)]
+    try:
+        torch.load(newest, map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated, corrupt: whatever torch raises
+        return f"{newest.name}: {type(exc).__name__}: {exc}"
+    return None

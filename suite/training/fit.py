@@ -20,13 +20,14 @@ import lightning as L
 import torch
 
 from suite.core import numerics
+from suite.core.aside import set_aside
 from suite.core.runtime import peak_memory_mb, reset_peak_memory
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
 from suite.training.calibration import calibrate
 from suite.plan.task_kinds import kind_of
-from suite.training.checkpoints import load_checkpoint, resume_dir, save_atomically
+from suite.training.checkpoints import load_checkpoint, resumable, resume_dir, save_atomically
 from suite.training.learning_curve import LearningCurve
 from suite.training.module import LanguageModel
 from suite.training.trainer import StepBoundarySignal, make_trainer, training_settings
@@ -56,6 +57,9 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     accelerate(module.model, settings["accelerator"] == "gpu", run.train.compile)
     hpc, boundary = resume_dir(checkpoint_dir, run), StepBoundarySignal()
     resuming = any(hpc.glob("hpc_ckpt_*.ckpt"))
+    if resuming and (why := resumable(hpc)) is not None:  # else it fails the same way at every retry
+        set_aside(hpc, checkpoint_dir.parent, f"hpc checkpoint of run {run.run_id} cannot be resumed: {why}")
+        resuming = False
     calibration = None
     if run.parent is not None and not resuming:  # a resumed child has its own weights in the hpc checkpoint
         start_from_parent(module, checkpoint_dir / f"{run.parent.run_id}.ckpt")

@@ -87,6 +87,12 @@ def stop(workers: list, grace_s: float = 10.0) -> None:
             w.wait()
 
 
+def any_running(workers: list) -> bool:
+    """Whether a worker still runs. Every worker is polled, so a dead one is reaped at once: a
+    zombie's pid still answers ``kill(pid, 0)``, and its claims would wait out their heartbeat."""
+    return any([w.poll() is None for w in workers])  # a list, not a generator: no short-circuit
+
+
 def show(progress: GridProgress, workers: list, console, refresh_s: float) -> None:
     """Until every worker has exited: one live display on a terminal, otherwise a line each
     time the count of finished pieces changes."""
@@ -102,13 +108,13 @@ def show(progress: GridProgress, workers: list, console, refresh_s: float) -> No
 
     if console.is_terminal:
         with Live(render(progress.snapshot(pids)), console=console, refresh_per_second=4, transient=False) as live:
-            while any(w.poll() is None for w in workers):
+            while any_running(workers):
                 time.sleep(refresh_s)
                 live.update(render(progress.snapshot(pids)))
             live.update(render(progress.snapshot(pids)))
         return
     last = None
-    while any(w.poll() is None for w in workers):
+    while any_running(workers):
         time.sleep(refresh_s)
         snapshot = progress.snapshot(pids)
         if (snapshot.done, snapshot.failed) != last:

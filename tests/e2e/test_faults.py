@@ -1,0 +1,130 @@
+"""Faults degrade to a record, never a stuck grid: each test breaks one thing of a finished
+grid, reruns it, and checks that the grid finishes with every other piece done and that what
+was there before is kept (set aside in results/aside/ with its reason), never lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from suite.cli.main import main
+from suite.evaluation.base import EvalResult
+from suite.plan.evaluators import EVALUATORS, Evaluator
+
+EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
+TRAIN = {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2}
+
+
+def records(root, folder):
+    return {p.stem: json.loads(p.read_text()) for p in sorted((root / "results" / folder).glob("*.json"))}
+
+
+def run(root, grid, *extra):
+    return main(["--root", str(root), "run", str(grid), "--quiet", "--no-site", *extra])
+
+
+def aside(root):
+    folder = root / "results" / "aside"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def finished_grid(tiny_grid, root, scales=(1, 2)):
+    grid = tiny_grid("faults", encodings=["nope", "rope"], scales=list(scales), eval=EVAL, train=TRAIN)
+    assert run(root, grid) == 0
+    return grid
+
+
+def test_an_unloadable_checkpoint_is_set_aside_and_its_run_trained_again(tiny_grid, project_root, capsys):
+    finished_grid(tiny_grid, project_root)
+    runs = records(project_root, "runs")
+    broken = next(i for i, r in runs.items() if r["encoding"] == "rope")
+    checkpoint = project_root / "results" / "checkpoints" / f"{broken}.ckpt"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:1000])  # truncated, as a full disk leaves it
+    grid = tiny_grid("faults", encodings=["nope", "rope"], scales=[1, 2, 4], eval=EVAL, train=TRAIN)  # work is pending
+    capsys.readouterr()
+    assert run(project_root, grid) == 0
+    out = capsys.readouterr().out
+    assert "checkpoint of rope/tiny/local/seed0 cannot be loaded" in out and "training it again" in out
+    kept = aside(project_root)
+    assert f"{broken}.ckpt" in " ".join(kept) and f"{broken}.json" in " ".join(kept)  # checkpoint and done record
+    reason = next(project_root / "results" / "aside" / n for n in kept if n.endswith(f"{broken}.ckpt.reason"))
+    assert "unloadable checkpoint" in reason.read_text()
+    after = records(project_root, "runs")
+    assert after[broken]["status"] == "done" and after[broken]["provenance"]["final_train_loss"] == \
+        runs[broken]["provenance"]["final_train_loss"]  # the same numerics give the same run
+    other = next(i for i in runs if i != broken)
+    assert after[other] == runs[other]  # the other run was not touched
+    assert all(e["status"] == "done" for e in records(project_root, "evals").values())
+    assert len(records(project_root, "evals")) == 6
+
+
+def test_a_done_run_whose_checkpoint_is_gone_keeps_its_record_aside_and_says_so(tiny_grid, project_root, capsys):
+    finished_grid(tiny_grid, project_root)
+    gone = next(iter(records(project_root, "runs")))
+    (project_root / "results" / "checkpoints" / f"{gone}.ckpt").unlink()
+    grid = tiny_grid("faults", encodings=["nope", "rope"], scales=[1, 2, 4], eval=EVAL, train=TRAIN)
+    capsys.readouterr()
+    assert run(project_root, grid) == 0
+    assert "is trained again (no usable checkpoint); its done record is kept as results/aside/" in capsys.readouterr().out
+    assert any(n.endswith(f"{gone}.json") for n in aside(project_root))
+    assert len(records(project_root, "evals")) == 6
+
+
+def test_a_corrupt_resume_checkpoint_is_set_aside_and_the_run_trains_from_the_start(tiny_grid, project_root):
+    grid = tiny_grid("faults", encodings=["nope", "rope"], scales=[1], eval=EVAL, train=TRAIN)
+    from suite.plan.grid import load_plan
+    from suite.specs import Project
+
+    _, plan = load_plan(grid, Project(project_root))
+    hpc = project_root / "results" / "hpc" / plan.runs[0].run_id
+    hpc.mkdir(parents=True)
+    (hpc / "hpc_ckpt_1.ckpt").write_bytes(b"PK\x03\x04 not a checkpoint")
+    assert run(project_root, grid) == 0
+    runs = records(project_root, "runs")
+    assert len(runs) == 2 and all(r["status"] == "done" for r in runs.values())
+    assert not hpc.exists() and any(n.endswith(plan.runs[0].run_id) for n in aside(project_root))
+
+
+class NoFigures(Evaluator):
+    """An evaluator that returns nothing (a bug in a contributor's evaluator)."""
+
+    per_scale = False
+
+    @staticmethod
+    def evaluate(model, context):
+        return EvalResult(metrics=[])
+
+
+def test_an_evaluation_without_metrics_is_a_failure_and_the_grid_goes_on(tiny_grid, project_root, monkeypatch):
+    monkeypatch.setitem(EVALUATORS._items, "no-figures", NoFigures)
+    grid = tiny_grid("faults", encodings=["nope"], scales=[1], eval=EVAL, train=TRAIN,
+                     evaluations=[{"evaluator": "no-figures"}])
+    assert run(project_root, grid) == 1  # a failed piece
+    evals = list(records(project_root, "evals").values())
+    failed = [e for e in evals if e["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["evaluator"] == "no-figures"
+    assert "returned no metrics" in failed[0]["reason"]
+    assert [e["status"] for e in evals if e["evaluator"] != "no-figures"] == ["done"]
+
+
+def test_sigterm_during_training_exits_143_and_a_rerun_completes(tiny_grid, project_root):
+    """Lightning ends a fit on SIGTERM with a SystemExit that has no code (exit 0): mapped to 143."""
+    grid = tiny_grid("faults", encodings=["nope"], scales=[1], eval=EVAL,
+                     train={"steps": 3000, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "suite.cli.main", "--root", str(project_root), "run", str(grid),
+                             "--quiet", "--no-site"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    claims = project_root / "results" / "claims"
+    while not list(claims.glob("run-*.json")) and proc.poll() is None:  # training has begun
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert not records(project_root, "runs")  # nothing recorded as done
+    short = tiny_grid("faults", encodings=["nope"], scales=[1], eval=EVAL, train=TRAIN)
+    assert run(project_root, short) == 0
