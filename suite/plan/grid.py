@@ -1,6 +1,6 @@
 """Grid expansion: a pure function from a loaded grid to training runs and the evaluations on them.
 
-Train once, evaluate many (DESIGN.md, "Runs and evaluations"):
+Train once, evaluate many:
 
 * A :class:`TrainingRun` is (encoding as trained, size, task's training data, seed,
   training recipe). Its id hashes what changes the weights: the implementation and

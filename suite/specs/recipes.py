@@ -97,7 +97,7 @@ class EvaluationEntry(Spec):
 
 
 class ExtensionSpec(Spec):
-    """Fine-tuned extension (DESIGN.md, "Data flow"): each of ``encodings`` continues from the
+    """Fine-tuned extension (a child run): each of ``encodings`` continues from the
     checkpoint of ``parent`` (an encoding of the grid that trains as itself) for ``steps`` more
     steps at ``factor`` x its training length, trained as itself (position interpolation as Chen
     et al. 2023 fine-tune it; YaRN as Peng et al. 2023 do; DroPE's recalibration with RoPE
