@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Union
 
 import pydantic
 
+from suite.results.record_checks import problem
 from suite.results.rows import CurveRow, MetricRow
 
 SCHEMA_VERSION = 2
@@ -166,21 +167,56 @@ class RecordContentError(ValueError):
     """Content of the right kind that does not make a record (a field missing or of the wrong type)."""
 
 
+class NewerRecordError(RecordContentError):
+    """A record a later version wrote (a newer schema version, a key this one does not know):
+    refused, and never redone over as if it were missing (suite.results.records.status_of)."""
+
+
+def check_version(data: dict) -> None:
+    """:class:`RecordContentError` unless ``data`` is a record of this schema version."""
+    found = data.get("schema_version")
+    if found == SCHEMA_VERSION and not isinstance(found, bool):
+        return
+    if "schema_version" not in data:
+        raise RecordContentError("no schema_version: not a record file")
+    if isinstance(found, int) and not isinstance(found, bool) and found > SCHEMA_VERSION:
+        raise NewerRecordError(f"schema version {found}, newer than this posbench's ({SCHEMA_VERSION}): "
+                               "a later posbench wrote it; update posbench to read it")
+    hint = " (a per-cell record of the previous layout: rerun its grid to train and evaluate it again)" if found == 1 else ""
+    raise RecordContentError(f"schema version {found!r}, expected {SCHEMA_VERSION}{hint}")
+
+
 def from_json(data: dict) -> Record:
-    """The record a file's JSON object holds; :class:`RecordContentError` names what is wrong.
-    Provenance figures this version does not know are dropped (they are only provenance)."""
-    cls = KINDS[data["kind"]]
+    """The record a file's JSON object holds, checked where its ids, names and paths are used as
+    file names and links (suite.results.record_checks); :class:`RecordContentError` names what is
+    wrong. Provenance figures this version does not know are dropped (they are only provenance);
+    any other key it does not know is refused (:class:`NewerRecordError`)."""
+    if not isinstance(data, dict):
+        raise RecordContentError("not a JSON object")
+    check_version(data)
+    cls = KINDS.get(data.get("kind")) if isinstance(data.get("kind"), str) else None
+    if cls is None:
+        raise RecordContentError(f"record kind {data.get('kind')!r}, expected {' or '.join(KINDS)!r}")
+    unknown = sorted(set(data) - {"schema_version", "kind"} - {f.name for f in dataclasses.fields(cls)}, key=str)
+    if unknown:
+        raise NewerRecordError(f"{unknown[0]}: a key this posbench does not know (a record of a later version? "
+                               "update posbench)")
     fields = {k: v for k, v in data.items() if k not in ("schema_version", "kind")}
     provenance = TrainingProvenance if cls is TrainingRecord else Provenance
     known = {f.name for f in dataclasses.fields(provenance)}
-    fields["provenance"] = {k: v for k, v in (fields.get("provenance") or {}).items() if k in known}
+    given = fields.get("provenance") or {}
+    fields["provenance"] = {k: v for k, v in given.items() if k in known} if isinstance(given, dict) else given
     try:
-        return _adapter(cls).validate_python(fields)
+        record = _adapter(cls).validate_python(fields)
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise RecordContentError(f"{where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)"
                                                                if exc.error_count() > 1 else "")) from None
+    found = problem(record)
+    if found:
+        raise RecordContentError(found)
+    return record
 
 
 _ADAPTERS: dict[type, pydantic.TypeAdapter] = {}

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from suite.results.record_types import KINDS, SCHEMA_VERSION, Record, RecordContentError, from_json, to_json
+from suite.results.record_checks import ID_FORM, is_id
+from suite.results.record_types import (KINDS, NewerRecordError, Record, RecordContentError, check_version, from_json,
+                                        to_json)
 
 TRACKED_PACKAGES = ("torch", "lightning", "lm_eval", "duckdb", "posbench")
 
@@ -33,6 +35,11 @@ class RecordError(Exception):
     def __init__(self, path: Path, reason: str):
         self.path, self.reason = Path(path), reason
         super().__init__(f"{path}: {reason}")
+
+
+class NewerRecord(RecordError):
+    """A record file a later posbench wrote (a newer schema version, a key this one does not know):
+    :func:`status_of` stops on it instead of redoing the piece over it."""
 
 
 def _json_safe(value):
@@ -47,7 +54,9 @@ def _json_safe(value):
 
 
 def write_record(record: Record, directory: Path) -> Path:
-    """Write ``record`` as ``directory/<its id>.json``, atomically."""
+    """Write ``record`` as ``directory/<its id>.json``, atomically; the id names a file, so it must be one."""
+    if not is_id(record.id):
+        raise ValueError(f"{record.id_field} {record.id!r} is not an id ({ID_FORM}): not written")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{record.id}.json"
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")  # never matches *.json
@@ -75,17 +84,23 @@ def read_record(path: Path, kind: str | None = None) -> Record:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(path, f"not valid JSON (line {exc.lineno}: {exc.msg}); truncated?") from None
+    except RecursionError:
+        raise RecordError(path, "JSON nested too deeply to be a record") from None
     if not isinstance(record, dict):
         raise RecordError(path, "not a JSON object")
-    if record.get("schema_version") != SCHEMA_VERSION:
-        found = record.get("schema_version")
-        hint = " (a per-cell record of the previous layout: rerun its grid to train and evaluate it again)" if found == 1 else ""
-        raise RecordError(path, f"schema version {found!r}, expected {SCHEMA_VERSION}{hint}")
+    try:
+        check_version(record)
+    except NewerRecordError as exc:
+        raise NewerRecord(path, str(exc)) from None
+    except RecordContentError as exc:
+        raise RecordError(path, str(exc)) from None
     found_kind = record.get("kind")
-    if found_kind not in KINDS or (kind is not None and found_kind != kind):
+    if not isinstance(found_kind, str) or found_kind not in KINDS or (kind is not None and found_kind != kind):
         raise RecordError(path, f"record kind {found_kind!r}, expected {kind or ' or '.join(KINDS)!r}")
     try:
         typed = from_json(record)
+    except NewerRecordError as exc:
+        raise NewerRecord(path, str(exc)) from None
     except RecordContentError as exc:
         raise RecordError(path, f"unusable content: {exc}") from None
     if typed.id != Path(path).stem:
@@ -111,11 +126,15 @@ def scan(directory: Path, kind: str) -> Scan:
 
 
 def status_of(path: Path, kind: str) -> str:
-    """``todo`` (no usable record), or the record's status (``done`` / ``failed``)."""
+    """``todo`` (no usable record), or the record's status (``done`` / ``failed``). A record a later
+    posbench wrote is not unusable but unread: :class:`NewerRecord` is raised (the command stops,
+    naming the file) rather than the piece redone over it."""
     if not path.is_file():
         return "todo"
     try:
         return read_record(path, kind).status
+    except NewerRecord:
+        raise
     except RecordError:
         return "todo"  # an unreadable record is redone (and ingest reports it)
 

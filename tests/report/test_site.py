@@ -53,7 +53,7 @@ class Results:
             tokens_per_s: float = 1000.0, n_params: int = 100_000, steps: int = 20,
             finished_at: str = "2026-11-20T10:00:00+00:00") -> dict:
         self.count += 1
-        run_id = f"run{self.count:04d}"
+        run_id = f"{self.count:016x}"  # an id as the planner makes them (16 hex digits)
         record = {
             "schema_version": SCHEMA_VERSION, "kind": "training_run", "run_id": run_id,
             "run": {"encoding": spec(encoding), "encoding_source": f"{MACHINE}/posbench/encodings/{encoding}.yaml",
@@ -77,7 +77,7 @@ class Results:
         self.count += 1
         encoding = encoding or run["encoding"]
         record = {
-            "schema_version": SCHEMA_VERSION, "kind": "evaluation", "eval_id": f"eval{self.count:04d}",
+            "schema_version": SCHEMA_VERSION, "kind": "evaluation", "eval_id": f"{self.count:016x}",
             "run_id": run["run_id"], "evaluation": {"encoding": spec(encoding)}, "evaluator": evaluator,
             "settings": {"battery": "offline"} if evaluator == "glue" else {}, "scale": scale, "encoding": encoding,
             "content": {"encoding": {"params": SPECS[encoding]["params"]}},

@@ -17,7 +17,10 @@ from suite.results.rows import MetricRow
 from suite.results.store import ingest
 
 
-def training(run_id="r1", **changes) -> TrainingRecord:
+R1, E1 = "0123456789abcdef", "fedcba9876543210"
+
+
+def training(run_id=R1, **changes) -> TrainingRecord:
     record = TrainingRecord(run_id=run_id, run={"seed": 0}, content={"encoding": {"params": {"base": 10000}}},
                             encoding="rope", display_name="RoPE", family="rotary", size="tiny", task="lm", seed=0,
                             status="done", checkpoint=f"results/checkpoints/{run_id}.ckpt",
@@ -26,7 +29,7 @@ def training(run_id="r1", **changes) -> TrainingRecord:
     return dataclasses.replace(record, **changes)
 
 
-def evaluation(eval_id="e1", run_id="r1") -> EvaluationRecord:
+def evaluation(eval_id=E1, run_id=R1) -> EvaluationRecord:
     return EvaluationRecord(eval_id=eval_id, run_id=run_id, evaluation={"encoding": {"name": "rope"}},
                             content={"encoding": {"params": {}}}, evaluator="extrapolation", settings={"tokens": 64},
                             scale=2, encoding="rope", display_name="RoPE", family="rotary", paper="Su et al.",
@@ -53,7 +56,8 @@ def test_the_file_holds_what_it_held_before_types(tmp_path):
 
 
 def test_a_failed_record_keeps_why(tmp_path):
-    record = failed(training(checkpoint=None), Failure("FloatingPointError: diverged", step=25, traceback="tb", log="x.log"))
+    record = failed(training(checkpoint=None), Failure("FloatingPointError: diverged", step=25, traceback="tb",
+                                                           log=f"results/logs/run-{R1}.log"))
     data = json.loads(write_record(record, tmp_path).read_text())
     assert (data["status"], data["reason"], data["step"], "checkpoint" in data) == ("failed", "FloatingPointError: diverged",
                                                                                   25, False)
@@ -62,13 +66,13 @@ def test_a_failed_record_keeps_why(tmp_path):
 @pytest.mark.parametrize("edit, reason", [
     (lambda d: d.update(seed="zero"), "seed: Input should be a valid integer"),
     (lambda d: d.pop("encoding"), "encoding: Field required"),
-    (lambda d: d.update(colour="red"), "colour: Unexpected keyword argument"),
-    (lambda d: d.update(run_id="other"), "does not match the file name"),
+    (lambda d: d.update(colour="red"), "colour: a key this posbench does not know"),
+    (lambda d: d.update(run_id="0" * 16, checkpoint=f"results/checkpoints/{'0' * 16}.ckpt"), "does not match the file name"),
 ])
 def test_a_bad_record_file_is_refused_with_its_reason(tmp_path, edit, reason):
     data = to_json(training())
     edit(data)
-    path = tmp_path / "r1.json"
+    path = tmp_path / f"{R1}.json"
     path.write_text(json.dumps(data))
     with pytest.raises(RecordError, match=reason):
         read_record(path, "training_run")

@@ -1,0 +1,87 @@
+"""What a record may hold where the project uses it as a name: the checks every record passes
+when it is read (:func:`suite.results.record_types.from_json`), and the paths derived from its ids.
+
+Records come from strangers (a pull request's snapshot, a submission bundle), and their ids
+and names become file names, page names and links. So an id is what the planner makes
+(:data:`ID`, the 16 hex digits of ``suite.plan.grid.content_id``), a name is what a spec file
+may be called (:data:`NAME`, ``suite.specs.grid.SPEC_NAME``: no ``/``, no leading ``.``, no
+URL scheme), and a path a record names (``checkpoint``, ``samples``, ``log``) is only ever the
+one its ids give: the code derives every path from the ids (:func:`samples_path`), and a
+record holding any other value is refused, so what the site displays is the derived value too.
+The two patterns repeat the planner's and the specs' (results import only core); a test holds
+them equal.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ID = re.compile(r"[0-9a-f]{16}")
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+MAX_NAME = 200  # a page is <name>.html: a file name holds 255 bytes
+ID_FORM = "16 lowercase hex digits"
+STATUSES = ("done", "failed")
+
+_NAMES = {"training_run": ("encoding", "family", "size", "task"),
+          "evaluation": ("encoding", "trained_as", "family", "size", "task")}
+_IDS = {"training_run": ("run_id",), "evaluation": ("eval_id", "run_id")}
+
+
+def is_id(value) -> bool:
+    return isinstance(value, str) and ID.fullmatch(value) is not None
+
+
+def is_name(value) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_NAME and NAME.fullmatch(value) is not None
+
+
+def checkpoint_file(run_id: str) -> str:
+    """A run's checkpoint, relative to the project root (the runner writes it there)."""
+    return f"results/checkpoints/{run_id}.ckpt"
+
+
+def samples_file(eval_id: str) -> str:
+    """An evaluation's per-sample outputs, relative to the project root."""
+    return f"results/samples/{eval_id}.parquet"
+
+
+def log_file(kind: str, piece_id: str) -> str:
+    """A failed piece's traceback log, relative to the project root (suite.execution.runner)."""
+    return f"results/logs/{'run' if kind == 'training_run' else 'eval'}-{piece_id}.log"
+
+
+def samples_path(samples_dir: Path, eval_id: str) -> Path:
+    """Where an evaluation's per-sample outputs lie in a project's (or a snapshot's) samples
+    folder: from its id alone, never from what a record says."""
+    if not is_id(eval_id):
+        raise ValueError(f"{eval_id!r} is not an evaluation id ({ID_FORM})")
+    return Path(samples_dir) / f"{eval_id}.parquet"
+
+
+def problem(record) -> str | None:
+    """The first thing in ``record`` that a name, an id or a path may not be; None when it is sound."""
+    for field in _IDS[record.kind]:
+        value = getattr(record, field)
+        if not is_id(value):
+            return f"{field}: {value!r} is not an id ({ID_FORM})"
+    for field in _NAMES[record.kind]:
+        value = getattr(record, field)
+        if not is_name(value):
+            return f"{field}: {value!r} is not a spec name (letters, digits, '_', '.', '-'; not starting with '.' or '-')"
+    if record.status not in STATUSES:
+        return f"status: {record.status!r} is not one of {', '.join(STATUSES)}"
+    lineage = getattr(record, "lineage", None)
+    if lineage is not None:
+        if not is_id(lineage.get("parent_run_id")):
+            return f"lineage.parent_run_id: {lineage.get('parent_run_id')!r} is not a run id ({ID_FORM})"
+        if "parent_encoding" in lineage and not is_name(lineage["parent_encoding"]):
+            return f"lineage.parent_encoding: {lineage['parent_encoding']!r} is not a spec name"
+    derived = {"checkpoint": checkpoint_file(record.id) if record.kind == "training_run" else None,
+               "samples": samples_file(record.id) if record.kind == "evaluation" else None,
+               "log": log_file(record.kind, record.id)}
+    for field, expected in derived.items():
+        value = getattr(record, field, None)
+        if value is not None and value != expected:
+            return f"{field}: {value!r} is not {expected!r}, the only path its id gives (a record names no other path)"
+    return None
