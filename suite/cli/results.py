@@ -75,6 +75,7 @@ def cmd_rescore(args) -> int:
     """Recompute every task figure from its stored per-sample outputs, without a model, and
     compare it with the figure stored in the record: exit 1 on any difference."""
     from suite.cli.common import err_console
+    from suite.results.record_checks import samples_path
     from suite.results.records import scan
     from suite.results.samples import read_samples, rescore
 
@@ -92,7 +93,7 @@ def cmd_rescore(args) -> int:
         return 1
     checked = differ = 0
     for record in chosen:
-        for result in rescore(list(record.metrics), read_samples(project.root / record.samples)):
+        for result in rescore(list(record.metrics), read_samples(samples_path(project.samples, record.eval_id))):
             checked += 1
             if not result.equal:
                 differ += 1

@@ -35,7 +35,8 @@ def write_samples(path: Path, samples: list[SampleRow]) -> Path:
             if samples:
                 con.executemany(f"INSERT INTO samples VALUES ({', '.join('?' for _ in SAMPLE_COLUMNS)})",
                                 [dataclasses.astuple(s) for s in samples])
-            con.execute(f"COPY (SELECT * FROM samples ORDER BY scale, task, doc_id) TO '{tmp}' (FORMAT parquet)")
+            # the file name is a value of the relation API, never part of the statement (a quote in a path)
+            con.sql("SELECT * FROM samples ORDER BY scale, task, doc_id").write_parquet(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from suite.results.record_checks import samples_path
 from suite.results.records import RecordError, scan
 from suite.results.columns import CURVES, EVALUATIONS, METRICS, RUNS, SAMPLES, curve_rows, eval_row, metric_rows, run_row
 from suite.results.rows import metric_info
@@ -188,7 +189,7 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
             _insert(con, METRICS.name, METRICS.names, [row for r in eval_records for row in metric_rows(r)])
             _insert(con, CURVES.name, CURVES.names, [row for r in eval_records for row in curve_rows(r)])
             _insert(con, "bench", BENCH_COLUMNS, [row for rows in benches for row in rows])
-            _insert_samples(con, eval_records, Path(evals_dir).parent.parent, problems)
+            _insert_samples(con, eval_records, Path(evals_dir).parent / "samples", problems)
             con.execute(VIEWS)
         Path(f"{database}.wal").unlink(missing_ok=True)  # a crashed writer's log must not replay into the new file
         os.replace(staging, database)
@@ -198,14 +199,15 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
     return IngestReport(len(run_records), len(eval_records), problems, len(benches))
 
 
-def _insert_samples(con, records: list, root: Path, problems: list[RecordError]) -> None:
-    """Every evaluation's per-sample outputs (suite.results.samples) into the samples table;
-    a file that is missing or unreadable is reported, never fatal."""
+def _insert_samples(con, records: list, samples_dir: Path, problems: list[RecordError]) -> None:
+    """Every evaluation's per-sample outputs (suite.results.samples) into the samples table, from
+    the file its id names (a record's ``samples`` only says that it has one); a file that is
+    missing or unreadable is reported, never fatal."""
     columns = ", ".join(name for name, _ in SAMPLES.columns[2:])
     for rec in records:
         if not rec.samples:
             continue
-        path = root / rec.samples
+        path = samples_path(samples_dir, rec.eval_id)
         try:
             con.execute(f"INSERT INTO {SAMPLES.name} SELECT ?, ?, {columns} FROM read_parquet(?)",
                         [rec.eval_id, rec.run_id, str(path)])
