@@ -50,12 +50,24 @@ def render_site(project: Project) -> Path:
 
     from suite.report.site import render
 
-    from suite.results.snapshot import published_ids
-
     project.site.parent.mkdir(parents=True, exist_ok=True)
     with open(project.site.parent / ".render.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return render(project.database, project.site, published=published_ids(project.root / "leaderboard"))
+        return render(project.database, project.site, published=published_or_none(project))
+
+
+def published_or_none(project: Project) -> set[str] | None:
+    """The published snapshot's evaluation ids, to mark the rows computed here beside it. The
+    site of one's own results does not need the snapshot: an unusable one is a one-line warning."""
+    from suite.results.records import RecordError
+    from suite.results.snapshot import published_ids
+
+    try:
+        return published_ids(project.root / "leaderboard")
+    except RecordError as exc:
+        err_console.print(f"warning: {exc}; the site does not mark which rows the published snapshot lacks",
+                          markup=False, soft_wrap=True)
+        return None
 
 
 def report_errors(errors) -> int:

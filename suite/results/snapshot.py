@@ -12,25 +12,29 @@ No checkpoint is published (they are large; a figure is checked by ``posbench ve
 which retrains). :func:`publish` writes the folder from a project's records of the grids'
 plans; :func:`unpack` writes the records back into a results folder (the published site is
 rendered from there, and a contributor's grid counts them as done). The gzip streams carry no
-timestamp, so publishing the same records twice writes the same bytes.
+timestamp, so publishing the same records twice writes the same bytes. Records leave without
+the absolute paths of the machine that computed them; a snapshot comes back from strangers, so
+it is read as data, every file and line checked (suite.results.snapshot_files).
 """
 
 from __future__ import annotations
 
 import datetime
-import gzip
 import json
 import os
 import platform
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.results.record_checks import samples_path
 from suite.results.records import git_commit, read_record, write_record
-from suite.results.record_types import to_json
+from suite.results.snapshot_files import (EVALS, RUNS, SAMPLES, SNAPSHOT, published_ids, read_info, read_records,
+                                          sample_source, write_lines)
 
-SNAPSHOT = "SNAPSHOT.json"
-RUNS, EVALS, SAMPLES = "runs.jsonl.gz", "evals.jsonl.gz", "samples"
+__all__ = ["EVALS", "RUNS", "SAMPLES", "SNAPSHOT", "Published", "machine", "publish", "published_ids", "read_info",
+           "unpack"]
 
 
 def machine() -> dict:
@@ -51,19 +55,6 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": memory, "system": platform.platform()}
 
 
-def _write_lines(path: Path, records: list) -> None:
-    tmp = path.with_name(f".tmp-{path.name}")
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as f:
-        for record in sorted(records, key=lambda r: r.id):
-            f.write((json.dumps(to_json(record), sort_keys=True, separators=(",", ":")) + "\n").encode())
-    os.replace(tmp, path)
-
-
-def _read_lines(path: Path) -> list[dict]:
-    with gzip.open(path, "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 @dataclass(frozen=True)
 class Published:
     runs: int
@@ -75,7 +66,8 @@ class Published:
 def publish(project, plans: dict[str, object], out: Path) -> Published:
     """Write the records of every piece of ``plans`` (grid name -> plan) that ``project`` holds
     into ``out``: done and failed records alike (a failure is a result). Pieces without a record
-    are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one."""
+    are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one. The
+    records leave without the machine's absolute paths (suite.results.snapshot_files.public_json)."""
     runs, evals, missing = {}, {}, 0
     for plan in plans.values():
         for found, directory, kind, ids in ((runs, project.runs, "training_run", [r.run_id for r in plan.runs]),
@@ -87,15 +79,15 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
                 else:
                     missing += 1
     out.mkdir(parents=True, exist_ok=True)
-    _write_lines(out / RUNS, list(runs.values()))
-    _write_lines(out / EVALS, list(evals.values()))
+    write_lines(out / RUNS, list(runs.values()))
+    write_lines(out / EVALS, list(evals.values()))
     samples = out / SAMPLES
     shutil.rmtree(samples, ignore_errors=True)
     samples.mkdir()
     n_samples = 0
     for record in evals.values():
-        if record.samples:
-            shutil.copyfile(project.root / record.samples, samples / f"{record.eval_id}.parquet")
+        if record.samples:  # the file its id names, not the path the record states
+            shutil.copyfile(samples_path(project.samples, record.eval_id), samples_path(samples, record.eval_id))
             n_samples += 1
     cpu_s = sum(r.provenance.wall_s or 0 for r in [*runs.values(), *evals.values()])
     finished = sorted(r.provenance.finished_at for r in [*runs.values(), *evals.values()] if r.provenance.finished_at)
@@ -110,39 +102,39 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     return Published(len(runs), len(evals), n_samples, size)
 
 
-def read_info(folder: Path) -> dict:
-    path = Path(folder) / SNAPSHOT
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: no published snapshot in {folder} (posbench publish writes one)")
-    return json.loads(path.read_text())
-
-
-def published_ids(folder: Path) -> set[str] | None:
-    """The evaluation ids of the snapshot in ``folder``, or None where there is none."""
-    path = Path(folder) / EVALS
-    if not (Path(folder) / SNAPSHOT).is_file() or not path.is_file():
-        return None
-    return {data["eval_id"] for data in _read_lines(path)}
-
-
 def unpack(folder: Path, project) -> tuple[int, int]:
     """Write the snapshot's records (and per-sample files) into ``project``'s results folder;
     a record already there is kept (it is the same piece: ids are content). Returns the
-    numbers of training runs and evaluations written."""
-    from suite.results.record_types import from_json
+    numbers of training runs and evaluations written.
 
+    The snapshot is a stranger's: every line of it is read and checked first, and one bad
+    record, file or per-sample link refuses the whole snapshot (RecordError naming the file and
+    what is wrong) before anything is written. Each record is then written to the one path its
+    id gives inside the project (``results/runs/<run_id>.json``, ``results/samples/<eval_id>.parquet``)."""
     folder = Path(folder)
     read_info(folder)
+    runs, evals = read_records(folder / RUNS, "training_run"), read_records(folder / EVALS, "evaluation")
+    sources = {r.eval_id: sample_source(folder, r.eval_id) for r in evals if r.samples}
     written = [0, 0]
-    for i, (name, directory) in enumerate(((RUNS, project.runs), (EVALS, project.evals))):
-        for data in _read_lines(folder / name):
-            record = from_json(data)
-            if not (directory / f"{record.id}.json").is_file():
-                if getattr(record, "samples", None):
-                    source = folder / SAMPLES / f"{record.id}.parquet"
-                    target = project.root / record.samples
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(source, target)
-                write_record(record, directory)
-                written[i] += 1
+    for i, (records, directory) in enumerate(((runs, project.runs), (evals, project.evals))):
+        for record in records:
+            if (directory / f"{record.id}.json").is_file():
+                continue
+            if record.id in sources:  # written before the record that names it, as the runner does
+                _copy_atomically(sources[record.id], samples_path(project.samples, record.id))
+            write_record(record, directory)
+            written[i] += 1
     return written[0], written[1]
+
+
+def _copy_atomically(source: Path, target: Path) -> None:
+    """A copy under a temporary name, renamed into place: a file there is replaced, never written through."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".part")
+    os.close(fd)
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -14,8 +14,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.results.record_checks import samples_path
 from suite.results.records import scan
-from suite.results.snapshot import SAMPLES, _write_lines
+from suite.results.snapshot_files import EVALS, RUNS, SAMPLES, write_lines
 from suite.specs import Project
 from suite.submission.scaffold import paths
 
@@ -55,12 +56,13 @@ def submit(project: Project, name: str, verify_log=print) -> Bundle:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
             files.append(target)
-    _write_lines(folder / "records" / "runs.jsonl.gz", runs)
-    _write_lines(folder / "records" / "evals.jsonl.gz", evals)
+    write_lines(folder / "records" / RUNS, runs)  # as the snapshot holds them: no machine paths
+    write_lines(folder / "records" / EVALS, evals)
     for record in evals:
-        if record.samples:
-            shutil.copyfile(project.root / record.samples, folder / "records" / SAMPLES / f"{record.eval_id}.parquet")
-    files += [folder / "records" / "runs.jsonl.gz", folder / "records" / "evals.jsonl.gz"]
+        if record.samples:  # the file its id names, not the path the record states
+            shutil.copyfile(samples_path(project.samples, record.eval_id), samples_path(folder / "records" / SAMPLES,
+                                                                                         record.eval_id))
+    files += [folder / "records" / RUNS, folder / "records" / EVALS]
     verified = False
     lines = []
     if runs:

@@ -1,0 +1,155 @@
+"""The files of a snapshot folder (``leaderboard/``, a submission bundle's ``records/``), read as
+data from strangers: every file and every line checked, and :class:`~suite.results.records.RecordError`
+naming the file, the line and what is wrong, never a traceback.
+
+A snapshot comes in a pull request. Its gzip streams may be truncated or not gzip at all, a
+line may not be JSON or not a record this version reads, its SNAPSHOT.json may be anything,
+and a per-sample file may be a link to a file elsewhere on the reader's machine. Each is
+refused here; the records that pass are checked as every record is
+(:func:`suite.results.record_types.from_json`). Records are written out without the absolute
+paths of the machine that computed them (suite.results.machine_paths).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from pathlib import Path
+
+import pydantic
+
+from suite.results.machine_paths import without_machine_paths
+from suite.results.record_checks import ID_FORM, is_id, samples_path
+from suite.results.record_types import Record, RecordContentError, from_json, to_json
+from suite.results.records import RecordError
+
+SNAPSHOT = "SNAPSHOT.json"
+RUNS, EVALS, SAMPLES = "runs.jsonl.gz", "evals.jsonl.gz", "samples"
+MAX_BYTES = 2**30  # uncompressed, per file: the published snapshot's largest holds 14 MB; a gzip bomb is refused
+
+
+def public_json(record: Record) -> dict:
+    """A record as it leaves this machine: its file's JSON without the machine's absolute paths."""
+    return without_machine_paths(to_json(record))
+
+
+def write_lines(path: Path, records: list) -> None:
+    """``records`` as gzip JSON lines, sorted by id, with no timestamp: the same records, the same bytes."""
+    tmp = path.with_name(f".tmp-{path.name}")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as f:
+        for record in sorted(records, key=lambda r: r.id):
+            f.write((json.dumps(public_json(record), sort_keys=True, separators=(",", ":")) + "\n").encode())
+    os.replace(tmp, path)
+
+
+def read_lines(path: Path) -> list[tuple[int, object]]:
+    """(line number, JSON value) of every non-blank line of a gzip JSON-lines file."""
+    if not path.is_file():
+        raise RecordError(path, "missing: a snapshot holds runs.jsonl.gz and evals.jsonl.gz beside SNAPSHOT.json")
+    out, budget, number = [], MAX_BYTES, 0
+    try:
+        with gzip.open(path, "rb") as f:
+            while line := f.readline(budget + 1):
+                number += 1
+                budget -= len(line)
+                if budget < 0:
+                    raise RecordError(path, f"larger than {MAX_BYTES >> 20} MiB uncompressed: not a snapshot")
+                if line.strip():
+                    out.append((number, _json_line(path, number, line)))
+    except (OSError, EOFError, zlib.error) as exc:  # not gzip (BadGzipFile is an OSError), truncated, corrupt
+        raise RecordError(path, f"not a readable gzip stream ({type(exc).__name__}: {exc})") from None
+    return out
+
+
+def _json_line(path: Path, number: int, line: bytes):
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise RecordError(path, f"line {number}: not a JSON record ({type(exc).__name__}: {exc})") from None
+
+
+def read_records(path: Path, kind: str) -> list[Record]:
+    """Every record of a snapshot file, each checked; the first bad one is refused with its line."""
+    records = []
+    for number, data in read_lines(path):
+        try:
+            record = from_json(data)
+        except RecordContentError as exc:
+            raise RecordError(path, f"line {number}: {exc}") from None
+        if record.kind != kind:
+            raise RecordError(path, f"line {number}: a {record.kind} record where {kind} records belong")
+        records.append(record)
+    return records
+
+
+def sample_source(folder: Path, eval_id: str) -> Path:
+    """The snapshot's per-sample file of ``eval_id``: a plain file inside the folder, never a link
+    (a link in a pull request could point at any file of the reader's machine)."""
+    path = samples_path(folder / SAMPLES, eval_id)
+    if path.is_symlink() or (folder / SAMPLES).is_symlink():
+        raise RecordError(path, "a link, not a file: a snapshot's per-sample outputs are files of its own")
+    if not path.is_file():
+        raise RecordError(path, f"missing: evaluation {eval_id} says it has per-sample outputs")
+    return path
+
+
+class _Machine(pydantic.BaseModel):
+    cpu: str | None = None
+    cores: int | None = None
+    memory_gib: float | None = None
+    system: str | None = None
+
+
+class SnapshotInfo(pydantic.BaseModel):
+    """What SNAPSHOT.json says, with the types the site's header reads (suite.report.templates.runhead)."""
+
+    model_config = pydantic.ConfigDict(extra="ignore")  # a later version's summary may say more
+
+    grids: list[str] = []
+    git_commit: str | None = None
+    record_commits: list[str] = []
+    published_at: str | None = None
+    computed_from: str | None = None
+    computed_to: str | None = None
+    machine: _Machine = _Machine()
+    cpu_seconds: float = 0.0
+    training_runs: int = 0
+    evaluations: int = 0
+    pieces_missing: int = 0
+
+
+def read_info(folder: Path) -> dict:
+    """SNAPSHOT.json of ``folder``; FileNotFoundError when there is none, RecordError when it is unusable."""
+    path = Path(folder) / SNAPSHOT
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: no published snapshot in {folder} (posbench publish writes one)")
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise RecordError(path, f"not valid JSON ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise RecordError(path, "not a JSON object")
+    try:
+        return SnapshotInfo.model_validate(data).model_dump()
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        raise RecordError(path, f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+def published_ids(folder: Path) -> set[str] | None:
+    """The evaluation ids of the snapshot in ``folder``, or None where there is none; RecordError
+    when the snapshot is unusable (the caller decides whether that stops it)."""
+    folder = Path(folder)
+    path = folder / EVALS
+    if not (folder / SNAPSHOT).is_file() or not path.is_file():
+        return None
+    read_info(folder)
+    ids = set()
+    for number, data in read_lines(path):
+        eval_id = data.get("eval_id") if isinstance(data, dict) else None
+        if not is_id(eval_id):
+            raise RecordError(path, f"line {number}: eval_id {eval_id!r} is not an id ({ID_FORM})")
+        ids.add(eval_id)
+    return ids
