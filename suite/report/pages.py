@@ -4,7 +4,6 @@ one page per encoding and one per training run."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -13,38 +12,16 @@ import duckdb
 from jinja2 import Environment, PackageLoader, select_autoescape
 from scipy import stats as scipy_stats
 
-from suite.report import plots
+from suite.report import links, plots
 from suite.report import stats
 from suite.report.board_kinds import kind_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
 from suite.report.boards import SHARE, Board, Cell
+from suite.report.downloads import write_tables
 from suite.report.figures import _dicts, info_of
 from suite.report.leaderboard import Leaderboard, build
 from suite.report.summary import glue_battery, header
-
-PROJECT_FOLDERS = ("encodings", "tasks", "sizes", "grids", "results")
-_ABSOLUTE = re.compile(r"(?<![\w.])/[^\s,;:()'\"]+")
-
-
-def display_path(path: str) -> str:
-    """A path as the site shows it: from the project folder it lies in, or else only its last name,
-    never the absolute path of the machine that ran it."""
-    parts = [p for p in path.split("/") if p]
-    for i, part in enumerate(parts[:-1]):
-        if part in PROJECT_FOLDERS:
-            return "/".join(parts[i:])
-    return f".../{parts[-1]}" if parts else path
-
-
-def without_machine_paths(value):
-    """``value`` (JSON-like) with every absolute path in its strings shortened by :func:`display_path`."""
-    if isinstance(value, str):
-        return _ABSOLUTE.sub(lambda m: display_path(m.group(0)), value)
-    if isinstance(value, dict):
-        return {k: without_machine_paths(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_machine_paths(v) for v in value]
-    return value
+from suite.results.machine_paths import without_machine_paths
 
 
 def _num(value, digits=3) -> str:
@@ -77,6 +54,7 @@ def environment(pages: set[str] = frozenset(), unpublished: set[str] = frozenset
     env.filters["intcomma"] = lambda v: "n/a" if v is None else f"{v:,}"
     env.filters["ci"] = interval_text
     env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
+    env.filters.update(links.FILTERS)  # every href to a page is built from a checked id or name
     env.globals["missing"] = Cell(status="missing")
     env.globals["pages"] = pages  # the encodings that have a page (a checkpoint's own encoding may not)
     env.globals["unpublished"] = unpublished  # entries with figures the published snapshot lacks (computed here)
@@ -277,14 +255,10 @@ def board_json(board: Board) -> dict:
 
 
 def write_downloads(con, out: Path, lb: Leaderboard) -> list[str]:
+    """The tables and the boards as files, without the machine's absolute paths (suite.report.downloads)."""
     data = out / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    names = []
-    for table in ("runs", "evaluations", "metrics", "curves", "samples"):
-        for fmt, opts in (("csv", "(HEADER, DELIMITER ',')"), ("parquet", "(FORMAT PARQUET)")):
-            con.execute(f"COPY {table} TO '{data / f'{table}.{fmt}'}' {opts}")
-            names.append(f"data/{table}.{fmt}")
-    (data / "leaderboard.json").write_text(json.dumps([board_json(b) for b in lb.all], indent=1))
+    names = write_tables(con, data)
+    (data / "leaderboard.json").write_text(json.dumps(without_machine_paths([board_json(b) for b in lb.all]), indent=1))
     names.append("data/leaderboard.json")
     return names
 
@@ -326,7 +300,8 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
     lb = build(con, chances)
     plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour and dash per encoding, site-wide
     encodings = encoding_pages(con, lb)
-    env = environment({page["name"] for page in encodings}, unpublished_entries(con, published))
+    env = environment({page["name"] for page in encodings if links.encoding_page(page["name"])},
+                      unpublished_entries(con, published))
     runs = run_pages(con)
     overlays = {b.id: overlay(b) for b in lb.boards if kind_of(b).overlaid}
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD, "snapshot": snapshot}
@@ -343,12 +318,14 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
         lb=lb, plots=compare, encodings=sorted(all_encodings.items()), data=_embedded_json(compare_data(lb)),
         root="", page="compare", **common))
     encoding_template, run_template = env.get_template("encoding.html"), env.get_template("run.html")
-    for page in encodings:
-        (staging / "encodings" / f"{page['name']}.html").write_text(
-            encoding_template.render(enc=page, root="../", page="encoding", **common))
+    for page in encodings:  # a page's file name is built from its checked name or id; anything else has none
+        if links.encoding_page(page["name"]):
+            (staging / links.encoding_page(page["name"])).write_text(
+                encoding_template.render(enc=page, root="../", page="encoding", **common))
     for run in runs:
-        (staging / "runs" / f"{run['run_id']}.html").write_text(
-            run_template.render(run=run, root="../", page="run", **common))
+        if links.run_page(run["run_id"]):
+            (staging / links.run_page(run["run_id"])).write_text(
+                run_template.render(run=run, root="../", page="run", **common))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return out / "index.html"
