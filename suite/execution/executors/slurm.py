@@ -23,9 +23,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import pydantic
-import yaml
 
 from suite.core import numerics
 from suite.execution.manifest import manifest_of, write_manifest
@@ -34,19 +34,52 @@ from suite.execution.executors.base import EXECUTORS, Executor
 PROFILES_FILE = "slurm-profiles.yaml"
 
 
+# What sbatch accepts, and nothing that could end an #SBATCH line or start a shell line: a profile
+# file may come from anyone (a pull request), and its values are written into a script.
+NAME_LIST = r"^[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*$"  # a partition, an account (or a comma list of them)
+DURATION = r"^(?i:unlimited|infinite)$|^(\d+-)?\d+(:\d{1,2}){0,2}$"  # sbatch --time: [D-]H[:M[:S]], M, M:S
+SBATCH_OPTION = r"^--[A-Za-z][A-Za-z0-9-]*(=[^\x00-\x20\x7f]([^\x00-\x1f\x7f]*[^\x00-\x20\x7f])?)?$"
+
+
 class Profile(pydantic.BaseModel):
     """A named set of sbatch settings in slurm-profiles.yaml; command-line options override it."""
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
 
-    partition: str | None = None
-    account: str | None = None
-    time: str | None = None  # sbatch's --time, e.g. "04:00:00"
-    nodes: int = pydantic.Field(1, ge=1)  # nodes per training run (DDP across them)
-    gpus_per_node: int = pydantic.Field(0, ge=0)  # 0: CPU; G: G srun tasks per node, one GPU each
-    cpus_per_task: int | None = pydantic.Field(None, ge=1)
-    max_concurrent: int | None = pydantic.Field(None, ge=1)  # the array's %K
-    sbatch_extra: tuple[str, ...] = ()  # more #SBATCH lines, e.g. "--mem=32G"
+    partition: str | None = pydantic.Field(None, pattern=NAME_LIST, max_length=200)
+    account: str | None = pydantic.Field(None, pattern=NAME_LIST, max_length=200)
+    time: str | None = pydantic.Field(None, pattern=DURATION, max_length=40)  # sbatch's --time, e.g. "04:00:00"
+    nodes: int = pydantic.Field(1, ge=1, le=100_000)  # nodes per training run (DDP across them)
+    gpus_per_node: int = pydantic.Field(0, ge=0, le=1024)  # 0: CPU; G: G srun tasks per node, one GPU each
+    cpus_per_task: int | None = pydantic.Field(None, ge=1, le=100_000)
+    max_concurrent: int | None = pydantic.Field(None, ge=1, le=1_000_000)  # the array's %K
+    # more #SBATCH lines, e.g. "--mem=32G": one option each, --name[=value], no control character
+    sbatch_extra: tuple[Annotated[str, pydantic.Field(pattern=SBATCH_OPTION, max_length=400)], ...] = ()
+
+
+def load_profiles(path: Path) -> dict[str, Profile]:
+    """Every profile of ``path``, checked like a spec: all problems at once as SpecErrors, each
+    ``file:line: profiles.NAME.field: message``."""
+    from suite.core.yamldoc import SpecErrors, read_yaml
+
+    doc = read_yaml(path)
+    if doc.problems:
+        raise SpecErrors(doc.problems)
+    data = doc.data if isinstance(doc.data, dict) else {}
+    extra = [doc.error((key,), "unknown key (the file holds 'profiles:')") for key in data if key != "profiles"]
+    profiles = data.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise SpecErrors(extra + [doc.error(("profiles",), "must be a mapping of profile names to settings")])
+    out, errors = {}, extra
+    for name, body in profiles.items():
+        try:
+            out[name] = Profile.model_validate(body if body is not None else {})
+        except pydantic.ValidationError as exc:
+            errors += [doc.error(("profiles", name, *e["loc"]), "unknown key" if e["type"] == "extra_forbidden"
+                                 else e["msg"]) for e in exc.errors()]
+    if errors:
+        raise SpecErrors(errors)
+    return out
 
 
 def load_profile(path: Path, name: str | None) -> Profile:
@@ -54,16 +87,12 @@ def load_profile(path: Path, name: str | None) -> Profile:
         return Profile()
     if not path.is_file():
         raise FileNotFoundError(f"--profile {name}: no profiles file {path}")
-    profiles = (yaml.safe_load(path.read_text()) or {}).get("profiles") or {}
+    profiles = load_profiles(path)
     if name not in profiles:
         from suite.core.registry import did_you_mean
 
         raise KeyError(f"{path}: no profile '{name}'{did_you_mean(name, list(profiles))}; known: {', '.join(profiles)}")
-    try:
-        return Profile.model_validate(profiles[name])
-    except pydantic.ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ValueError(f"{path}: profile '{name}': {problems}") from None
+    return profiles[name]
 
 
 def settings_from(args, root: Path) -> Profile:
@@ -72,7 +101,10 @@ def settings_from(args, root: Path) -> Profile:
     given = {field: getattr(args, field) for field in Profile.model_fields if getattr(args, field) not in (None, [])}
     if "sbatch_extra" in given:
         given["sbatch_extra"] = (*profile.sbatch_extra, *given["sbatch_extra"])
-    return Profile.model_validate({**profile.model_dump(), **given})
+    try:
+        return Profile.model_validate({**profile.model_dump(), **given})
+    except pydantic.ValidationError as exc:  # a command-line value sbatch would not take
+        raise ValueError("; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors())) from None
 
 
 def sbatch_script(settings: Profile, n_tasks: int, folder: Path, manifest: Path, root: Path, name: str) -> str:
@@ -145,7 +177,7 @@ class Slurm(Executor):
         try:
             settings = settings_from(args, project.root)
         except (KeyError, ValueError) as exc:
-            console.print(f"[red]error[/]: {exc.args[0]}", markup=False)
+            console.print(f"error: {exc.args[0]}", markup=False)
             return 1
         grid_name = Path(args.grid).stem
         manifest = manifest_of(plan, project, str(Path(args.grid).resolve()), args.retry_failed)
