@@ -14,6 +14,7 @@ from scipy import stats as scipy_stats
 
 from suite.report import links, plots
 from suite.report import stats
+from suite.report.findings import check_findings
 from suite.report.board_kinds import kind_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
 from suite.report.boards import SHARE, Board, Cell
@@ -317,6 +318,8 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
     (staging / "compare.html").write_text(env.get_template("compare.html").render(
         lb=lb, plots=compare, encodings=sorted(all_encodings.items()), data=_embedded_json(compare_data(lb)),
         root="", page="compare", **common))
+    (staging / "findings.html").write_text(env.get_template("findings.html").render(
+        checks=check_findings(lb.all), root="", page="findings", **common))
     encoding_template, run_template = env.get_template("encoding.html"), env.get_template("run.html")
     for page in encodings:  # a page's file name is built from its checked name or id; anything else has none
         if links.encoding_page(page["name"]):

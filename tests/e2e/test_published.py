@@ -43,6 +43,7 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     assert 'id="snapshot"' in index and "the committed snapshot of pub" in index
     assert "Task flip_flop (acc)" in index
     assert len(list((project_root / "site" / "_build" / "runs").glob("*.html"))) == 4
+    assert "Published findings, re-tested" in (project_root / "site" / "_build" / "findings.html").read_text()
 
 
 def test_site_published_without_a_snapshot_says_so(project_root, capsys):
