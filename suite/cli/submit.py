@@ -96,6 +96,8 @@ def cmd_replicate(args) -> int:
     for board, before, after in result.headlines:
         state = "holds" if before == after else f"CHANGED to: {after or 'no headline'}"
         console.print(f"headline {board}: {before or 'none'}: {state}", markup=False, soft_wrap=True)
+    changed = len(result.headlines_changed)
+    console.print(f"headlines: {len(result.headlines) - changed} hold, {changed} changed", markup=False)
     bad = result.count(DIFFERENT) + result.count(FAILED) + len(result.headlines_changed)
     return 1 if bad else 0
 
