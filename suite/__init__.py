@@ -1,7 +1,7 @@
 """PosBench: a declarative benchmark and leaderboard for positional encodings.
 
 The import package is `suite` (the distribution is `posbench`). Its folders are the
-stages of the flow, each importing only the ones before it (README, "Layout"):
+stages of the flow, each importing only the ones before it (docs/layout.md):
 core -> encodings, data -> specs -> modeling -> plan -> training -> evaluation -> results ->
 execution -> report, with bench, submission and cli on top.
 """

@@ -85,7 +85,7 @@ class Mqar(SyntheticTask):
     length is queries further from the pairs they ask about; 0-1 PAD space. The answer is the
     last query's value (chance 1/10); the earlier queries' values are :attr:`Example.supervised`,
     trained on as Zoology trains every query. (Version 1 put a ":" after each key and "=" after
-    each query, so a value sat two bytes after its key: README, "Task recipes".)
+    each query, so a value sat two bytes after its key: docs/concepts/tasks.md, "Task recipes and learning curves".)
     length 16: ``"T0v7i1y6?y6v7v"`` + ``"7\\n"``.
     """
 

@@ -83,7 +83,7 @@ class Sinusoidal(PositionalEncoding):
     makes the tokens sqrt(d) = 8 times the table at width 64, and the positions all but
     vanish. ``token_scale: unit`` keeps the paper's ratio under any init: it multiplies by
     1 / (the embedding's initial std), which is sqrt(d) for the authors' N(0, 1/d), 1 for
-    PyTorch's and 50 for GPT-2's 0.02 (spec ``sinusoidal-unit``; README, "Task recipes")."""
+    PyTorch's and 50 for GPT-2's 0.02 (spec ``sinusoidal-unit``; docs/concepts/tasks.md, "Task recipes and learning curves")."""
 
     Params = SinusoidalParams
     cacheable = True  # every hook of a token depends on its own position id alone

@@ -7,7 +7,7 @@
   1/sqrt(fan_in)) and an untied output head. At width 64 the token embedding is then 50x
   GPT-2's, and the attention weights 3-4x: content lookups (induction heads, Olsson et al.
   2022) form within about a thousand steps where GPT-2's scale sat on a plateau at chance for
-  ten thousand (README, "Task recipes": MQAR). Untied, because an N(0, 1) embedding read back
+  ten thousand (docs/concepts/tasks.md, "Task recipes and learning curves": MQAR). Untied, because an N(0, 1) embedding read back
   as the output head would start the logits at std ~8.
 """
 
