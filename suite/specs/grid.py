@@ -133,8 +133,8 @@ def load_grid(path: Path, project: Project) -> Grid:
     path = Path(path)
     doc = read_yaml(path)
     spec, errors = _validate(GridSpec, doc)
-    if spec is None:
-        raise SpecErrors(errors)
+    if spec is None:  # every problem in one run: what can be checked without a valid spec is checked too
+        raise SpecErrors(sorted(errors + _checks_of_the_raw_document(doc, path, project), key=lambda e: e.line))
     if spec.name != path.stem:
         errors.append(doc.error(("name",), f"must match the file name '{path.stem}'"))
     for axis in ("encodings", "sizes", "tasks", "seeds", "scales"):
@@ -169,6 +169,20 @@ def load_grid(path: Path, project: Project) -> Grid:
         raise SpecErrors(errors)
     return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as,
                 extended, task_sizes)
+
+
+def _checks_of_the_raw_document(doc, path: Path, project: Project) -> list:
+    """The name and the referenced specs of a grid whose document did not validate as a whole
+    (a bad number elsewhere must not hide an unknown encoding until it is fixed)."""
+    data, errors = doc.data if isinstance(doc.data, dict) else {}, []
+    if isinstance(data.get("name"), str) and data["name"] != path.stem:
+        errors.append(doc.error(("name",), f"must match the file name '{path.stem}'"))
+    for axis, loader in (("encodings", load_encoding), ("sizes", load_size), ("tasks", load_task)):
+        refs = data.get(axis)
+        for i, ref in enumerate(refs if isinstance(refs, list) else []):
+            if isinstance(ref, str):
+                _load_ref(project, axis, ref, path, doc, (axis, i), loader, errors)
+    return errors
 
 
 def _load_recipe_sizes(spec: GridSpec, doc, path: Path, project: Project) -> tuple[dict[str, SizeSpec], list]:
