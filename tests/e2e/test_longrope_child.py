@@ -89,7 +89,7 @@ def test_a_search_only_child_keeps_its_parents_weights_and_evaluates_with_what_i
     # `posbench verify` re-trains the parent, searches again and compares what the search found
     verified = verify(run_path(project, child), project, log=lambda _: None)
     assert verified.mismatches == 0, verified.lines
-    assert sum(line.startswith("match: calibration factor") for line in verified.lines) == 8, verified.lines
+    assert sum(line.startswith("identical: calibration factor") for line in verified.lines) == 8, verified.lines
     assert not any("final_train_loss" in line for line in verified.lines)
     assert main(["--root", str(project_root), "site"]) == 0
     page = (project_root / "site" / "_build" / "runs" / f"{child.run_id}.html").read_text()
