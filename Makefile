@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/posbench run $(GRID) --jobs $(JOBS)
 
-## make site: render the published leaderboard (leaderboard/, committed) into site/_build/; trains nothing
+## make site: render the published leaderboard (leaderboard/, committed) into site/published/; trains nothing
 site: $(STAMP)
 	$(VENV)/bin/posbench site --published
 

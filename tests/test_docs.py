@@ -51,7 +51,7 @@ def test_readme_is_short_and_shows_the_board():
     text = readme.read_text()
     assert "docs/assets/board.png" in text
     for must in ("make run", "make test", "results/runs", "results/evals", "results/posbench.duckdb",
-                 "site/_build/index.html", "make site"):
+                 "site/_build/index.html", "make site", "site/published/index.html"):
         assert must in text, must
 
 
@@ -96,10 +96,10 @@ def test_pages_workflow_builds_the_board_and_the_docs_and_deploys_them():
     runs = [step.get("run", "") for step in steps]
     site = next(i for i, run in enumerate(runs) if "make site" in run)
     docs = next(i for i, run in enumerate(runs) if "mkdocs build --strict" in run)
-    assert site < docs, "posbench site replaces site/_build/, so the docs are built after it"
-    assert "site/_build/docs" in runs[docs]
+    assert site < docs, "posbench site --published replaces site/published/, so the docs are built after it"
+    assert "site/published/docs" in runs[docs]
     upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-pages-artifact"))
-    assert upload["with"]["path"] == "site/_build"
+    assert upload["with"]["path"] == "site/published"
 
 
 def test_pages_workflow_passes_actionlint():

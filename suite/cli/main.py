@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("site", help="render the static leaderboard site into site/_build/")
     p.add_argument("--published", nargs="?", const="leaderboard", default=None, metavar="FOLDER",
-                   help="render the committed snapshot (default folder: leaderboard/) instead of results/; trains nothing")
+                   help="render the committed snapshot (default folder: leaderboard/) into site/published/ instead of "
+                        "results/ into site/_build/; trains nothing")
     p.set_defaults(func=cmd_site)
 
     p = sub.add_parser("publish", help="write the records of GRIDs into the published snapshot (leaderboard/)")
@@ -139,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("leaderboard", help="print every board of the leaderboard in the terminal")
     p.add_argument("--board", metavar="NAME", help="print only this board (its name is printed above each board)")
     p.add_argument("--format", default="table", choices=("table", "csv", "markdown"), help="output format (default table)")
+    p.add_argument("--published", nargs="?", const="leaderboard", default=None, metavar="FOLDER",
+                   help="the boards of the committed snapshot (default folder: leaderboard/) instead of results/")
     p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser("bench", help="measure what each encoding costs (training and evaluation speed, memory, MFU)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 
 from suite.cli.common import console, ingest_records, project_of, render_site
@@ -19,31 +21,39 @@ def cmd_site(args) -> int:
     return 0
 
 
-def site_published(project, folder: str) -> int:
-    """Render the published snapshot (``leaderboard/``) into the project's site folder, without
-    training and without touching results/: its records are unpacked into a scratch project."""
-    import tempfile
-
+@contextlib.contextmanager
+def published_database(project, folder: str):
+    """The published snapshot (``leaderboard/``) as a DuckDB file in a scratch project, without
+    training and without touching results/: yields (database, SNAPSHOT.json, runs, evaluations)."""
     from suite.cli.common import err_console
-    from suite.report.site import render
     from suite.results.snapshot import read_info, unpack
     from suite.results.store import ingest
     from suite.specs import Project
 
     source = (project.root / folder).resolve()
-    try:
-        info = read_info(source)
-    except FileNotFoundError as exc:
-        err_console.print(str(exc), markup=False)
-        return 1
+    info = read_info(source)
     with tempfile.TemporaryDirectory(prefix="posbench-published-") as tmp:
         scratch = Project(Path(tmp))
         runs, evals = unpack(source, scratch)
         report = ingest(scratch.runs, scratch.evals, scratch.database)
         for problem in report.problems:
             err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
-        index = render(scratch.database, project.site, snapshot=info)
-    console.print(f"published snapshot {source.name}/ ({runs} training runs, {evals} evaluations, commit "
+        yield scratch.database, info, runs, evals
+
+
+def site_published(project, folder: str) -> int:
+    """Render the published snapshot into site/published/ (its own folder: the site of one's own
+    results in site/_build/ stays as it is)."""
+    from suite.cli.common import err_console
+    from suite.report.site import render
+
+    try:
+        with published_database(project, folder) as (database, info, runs, evals):
+            index = render(database, project.published_site, snapshot=info)
+    except FileNotFoundError as exc:
+        err_console.print(str(exc), markup=False)
+        return 1
+    console.print(f"published snapshot {Path(folder).name}/ ({runs} training runs, {evals} evaluations, commit "
                   f"{(info.get('git_commit') or '?')[:12]}): {index}", markup=False)
     return 0
 
@@ -66,9 +76,19 @@ def cmd_publish(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
+    """The boards of one's own results, or (``--published``) of the published snapshot: the
+    same boards the published site shows."""
+    from suite.cli.common import err_console
     from suite.report.terminal import leaderboard
 
-    return leaderboard(project_of(args).database, args.board, args.format)
+    if not args.published:
+        return leaderboard(project_of(args).database, args.board, args.format)
+    try:
+        with published_database(project_of(args), args.published) as (database, *_):
+            return leaderboard(database, args.board, args.format)
+    except FileNotFoundError as exc:
+        err_console.print(str(exc), markup=False)
+        return 1
 
 
 def cmd_rescore(args) -> int:

@@ -95,7 +95,14 @@ class Project:
 
     @property
     def site(self) -> Path:
+        """The site of this project's own results (posbench run, posbench site)."""
         return self.root / "site" / "_build"
+
+    @property
+    def published_site(self) -> Path:
+        """The published snapshot's site (posbench site --published): its own folder, so that
+        rendering it never replaces the site of one's own results."""
+        return self.root / "site" / "published"
 
     def spec_path(self, kind: str, ref: str, relative_to: Path) -> Path:
         """A name is ``<root>/<kind>/<name>.yaml``; anything ending in .yaml is a path."""

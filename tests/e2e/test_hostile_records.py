@@ -235,7 +235,7 @@ def test_the_sound_snapshot_renders_and_nothing_it_publishes_holds_a_machine_pat
     assert main(["--root", str(root), "site", "--published"]) == 0
     new = set(tree(parent)) - set(before)
     assert new and all(Path(p).parts[:2] == ("project", "site") for p in new)  # only the site, inside the project
-    site = root / "site" / "_build"
+    site = root / "site" / "published"
     for path in site.rglob("*"):
         if path.is_file():
             data = path.read_bytes()

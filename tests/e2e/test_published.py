@@ -32,18 +32,21 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     assert main(["--root", str(project_root), "publish", str(grid)]) == 0
     assert {p.name: p.read_bytes() for p in folder.glob("*.gz")} == first  # the same records, the same bytes
 
-    # a fresh checkout: the snapshot, no results, nothing trained
+    # a fresh checkout: the snapshot, no results, nothing trained; the site of one's own results stays
+    own = {p: p.read_bytes() for p in (project_root / "site" / "_build").rglob("*") if p.is_file()}
     shutil.rmtree(project_root / "results")
-    shutil.rmtree(project_root / "site")
     capsys.readouterr()
     assert main(["--root", str(project_root), "site", "--published"]) == 0
+    assert {p: p.read_bytes() for p in (project_root / "site" / "_build").rglob("*") if p.is_file()} == own
     assert "published snapshot leaderboard/ (4 training runs, 8 evaluations" in capsys.readouterr().out
     assert not (project_root / "results").exists()  # rendered from a scratch copy, results/ untouched
-    index = (project_root / "site" / "_build" / "index.html").read_text()
+    assert main(["--root", str(project_root), "leaderboard", "--published", "--board", "lm-tiny-local"]) == 0
+    assert "Language modelling: local, size tiny" in capsys.readouterr().out  # the same boards in the terminal
+    index = (project_root / "site" / "published" / "index.html").read_text()
     assert 'id="snapshot"' in index and "the committed snapshot of pub" in index
     assert "Task flip_flop (acc)" in index
-    assert len(list((project_root / "site" / "_build" / "runs").glob("*.html"))) == 4
-    assert "Published findings, re-tested" in (project_root / "site" / "_build" / "findings.html").read_text()
+    assert len(list((project_root / "site" / "published" / "runs").glob("*.html"))) == 4
+    assert "Published findings, re-tested" in (project_root / "site" / "published" / "findings.html").read_text()
 
 
 def test_site_published_without_a_snapshot_says_so(project_root, capsys):
