@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 GRID   ?= grids/quick.yaml
 JOBS   ?= 2  # worker processes: two single-threaded tiny models use 2 cores better than one
 
-.PHONY: run test site system-deps clean
+.PHONY: run test test-fast site system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ site: $(STAMP)
 ## make test: the whole test suite (installs the system packages the end-to-end tests use)
 test: $(STAMP) system-deps
 	$(VENV)/bin/python -m pytest
+
+## make test-fast: the unit and property tests (no end-to-end scenario, no real fit), in about a minute
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest --ignore=tests/e2e -m "not integration" -q
 
 system-deps:
 	bash scripts/install-system-deps.sh

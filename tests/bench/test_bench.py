@@ -16,6 +16,8 @@ from suite.results.store import ingest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 CFG = BenchConfig(encodings=("alibi", "cope"), size="tiny", seq_len=16, batch=2, steps=1, warmup=1, scales=(1, 2))
 
 

@@ -15,6 +15,8 @@ from suite.specs import GlueRecipe
 
 from tests.data.test_glue_data import write_glue_dir
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 CFG = ModelConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, train_len=32)
 
 

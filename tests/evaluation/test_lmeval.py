@@ -33,6 +33,8 @@ from suite.training.fit import fit
 from tests.conftest import REPO
 from tests.plugins.bounded import BoundedSinusoidal
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 TRAIN_LEN = 64
 
 

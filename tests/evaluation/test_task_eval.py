@@ -26,6 +26,8 @@ from suite.evaluation.lmeval_tasks import (
 from tests.plugins.bounded import BoundedSinusoidal
 from tests.evaluation.test_lmeval import TRAIN_LEN, one_thread, trained, untrained  # noqa: F401 (fixtures)
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 TASKS = ["parity", "brackets", "passkey"]
 N, SEED = 24, 5
 

@@ -14,6 +14,8 @@ from suite.specs import Project, SizeSpec
 from suite.submission.contract import SMOKE_RECIPE, SMOKE_TASK
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 SMALL = SizeSpec(name="small-probe", d_model=32, n_layers=1, n_heads=4, d_ff=64)
 LARGE = SizeSpec(name="large-probe", d_model=384, n_layers=4, n_heads=4, d_ff=1536)
 # one step: the optimizer state and one step's activations make the peak; the learning curve's held-out

@@ -15,6 +15,8 @@ from suite.modeling.model import AttentionPath, KVCache
 
 from tests.encodings.helpers import CFG, SPECS, build_model, spec
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 RELATIVE = [p.stem for p in SPECS if spec(p.stem).implementation().relative_bias is not None]
 
 

@@ -11,6 +11,8 @@ import pytest
 from suite.cli.main import main
 from suite.submission.contract import CHECKS
 
+pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
+
 FAMILIES = ("rotary", "bias", "absolute", "contextual")
 
 
