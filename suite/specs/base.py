@@ -38,6 +38,7 @@ class Spec(BaseModel):
 
 # Bounds of sizes: generous for any real run, small enough that an absurd value is a
 # spec error instead of an allocation that takes the machine down.
+MAX_SEEDS = 1000  # seeds of one grid: enough for any power analysis; 10,000 made plan take 41 s
 MAX_SEED = 2**32 - 1  # what Lightning's seed_everything accepts (beyond it, it silently draws a random seed)
 MAX_WIDTH = 1 << 16  # d_model, d_ff
 MAX_LAYERS = 1024

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
-from suite.specs.base import _validate, Spec, MAX_SEED, MAX_SCALE
+from suite.specs.base import _validate, Spec, MAX_SEED, MAX_SEEDS, MAX_SCALE
 from suite.specs.encoding import EncodingSpec, load_encoding
 from suite.specs.recipes import TrainRecipe, EvalRecipe, GlueRecipe, EvaluationEntry, ExtensionSpec
 from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
@@ -27,7 +27,8 @@ class GridSpec(Spec):
     encodings: list[str] = Field(min_length=1)
     sizes: list[str] = Field(min_length=1)
     tasks: list[str] = Field(min_length=1)
-    seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] = Field([0], min_length=1)
+    # a grid of thousands of seeds is a typo, not a plan (each seed trains every run again)
+    seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] = Field([0], min_length=1, max_length=MAX_SEEDS)
     scales: list[Annotated[int, Field(le=MAX_SCALE)]] = Field([1, 2, 4, 8, 16], min_length=1)
     train: TrainRecipe = TrainRecipe()
     task_train: TrainRecipe | None = None  # the recipe for synthetic tasks; `train` when absent

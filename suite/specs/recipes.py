@@ -20,10 +20,12 @@ class TrainRecipe(Spec):
     steps: int = Field(300, le=MAX_STEPS)
     batch_size: int = Field(16, gt=0, le=MAX_BATCH)
     seq_len: int = Field(64, gt=1, le=MAX_LENGTH)  # L, the training length
-    lr: float = Field(3e-3, gt=0)
+    # bounded by what AdamW training can use: beyond 1,000 a learning rate is a typo (the tests'
+    # deliberate divergence uses 1,000), a decay beyond 10 erases the weights every step
+    lr: float = Field(3e-3, gt=0, le=1000)
     warmup_steps: int = Field(30, ge=0, le=MAX_STEPS)
-    weight_decay: float = Field(0.1, ge=0)
-    grad_clip: float = Field(1.0, gt=0)
+    weight_decay: float = Field(0.1, ge=0, le=10)
+    grad_clip: float = Field(1.0, gt=0, le=1e6)
     # torch.compile the model (inductor): how the steps run, not what they compute, so it
     # is not part of the run id (suite.plan.grid.TrainingRun.content); recorded in the run's provenance
     compile: bool = False

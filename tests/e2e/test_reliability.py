@@ -40,7 +40,7 @@ def plan_of(root: Path, grid: Path):
 
 def test_a_diverging_run_is_recorded_as_failed_and_the_grid_completes(tiny_grid, project_root, capsys):
     grid = tiny_grid(name="diverge", encodings=["nope", "rope"], scales=[1, 2], eval=QUICK_EVAL,
-                     train={"steps": 30, "batch_size": 4, "seq_len": 32, "warmup_steps": 1, "lr": 1.0e6})
+                     train={"steps": 30, "batch_size": 4, "seq_len": 32, "warmup_steps": 1, "lr": 1000.0})
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 1
     runs = records(project_root, "runs")
     assert len(runs) == 2 and {r["status"] for r in runs} == {"failed"}
