@@ -139,14 +139,18 @@ def status_of(path: Path, kind: str) -> str:
         return "todo"  # an unreadable record is redone (and ingest reports it)
 
 
-def git_commit(cwd: Path | None = None) -> str | None:
+def git_commit(cwd: Path | None = None, ignore: Path | None = None) -> str | None:
+    """HEAD, with "-dirty" when tracked files differ from it (``ignore``: a folder whose changes do
+    not count, such as the snapshot a publish is writing)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:
         return None
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True)
+    spec = ["--", ".", f":(exclude){ignore}"] if ignore is not None else []
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *spec], cwd=cwd,
+                           capture_output=True, text=True)
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
