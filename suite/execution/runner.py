@@ -199,7 +199,9 @@ class _Pass:
         if claim is None:
             return None
         with claim:
-            if not needs_training(run, self.project, self.retry_failed):  # finished by another meanwhile
+            if not needs_training(run, self.project, self.retry_failed):  # recorded by another meanwhile
+                if status_of(run_path(self.project, run), "training_run") != "done":
+                    return None  # failed there: redone only when asked (--retry-failed)
                 module = self.load(run)  # under the claim: an unloadable checkpoint is set aside here
                 if module is not None:
                     return module
@@ -211,20 +213,22 @@ class _Pass:
         return module
 
     def load(self, run: TrainingRun):
-        """The done run's module from its checkpoint; None, with the checkpoint set aside, when it
-        cannot be loaded (truncated, corrupt): the run is then trained again like a missing one."""
-        from suite.training.checkpoints import load_checkpoint
+        """The done run's module from its checkpoint; None, with the checkpoint set aside, when the
+        file itself cannot be read (truncated, corrupt): the run is then trained again like a
+        missing one. An error in building the model from a sound file (a plugin that does not
+        import) is not the file's fault and is raised, leaving checkpoint and record in place."""
+        from suite.training.checkpoints import load_checkpoint, unreadable
 
         checkpoint = self.project.checkpoints / f"{run.run_id}.ckpt"
-        try:
+        why = unreadable(checkpoint)
+        if why is None:
             return load_checkpoint(checkpoint)
-        except Exception as exc:  # whatever torch or Lightning raises on a bad file, the grid goes on
-            where = set_aside(checkpoint, self.project.results, f"unloadable checkpoint of run {run.run_id}: "
-                                                                f"{type(exc).__name__}: {exc}")
-            if where is not None:
-                self.console.print(f"  [yellow]checkpoint of {run.label} cannot be loaded[/] ({type(exc).__name__}); "
-                                   f"set aside as {_display_path(where, self.project.root)}: training it again")
-            return None
+        where = set_aside(checkpoint, self.project.results, f"unloadable checkpoint of run {run.run_id}: {why}")
+        if where is not None:
+            self.console.print(f"  [yellow]checkpoint of {run.label} cannot be loaded[/] ({why.split(':')[0]}); "
+                               f"set aside as {_display_path(where, self.project.root)}: training it again",
+                               highlight=False)
+        return None
 
     def set_aside_done_record(self, run: TrainingRun) -> None:
         """A done record is never overwritten silently: it goes to results/aside/ with the reason."""

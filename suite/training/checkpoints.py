@@ -49,18 +49,24 @@ def load_checkpoint(path: Path) -> LanguageModel:
     return module.eval()
 
 
+def unreadable(path: Path) -> str | None:
+    """None when ``path`` holds a checkpoint torch can read (weights only); else why not."""
+    import torch
+
+    try:
+        torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated, corrupt, not a checkpoint: whatever torch raises
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def resumable(hpc: Path) -> str | None:
     """None when the hpc checkpoint Lightning resumes from (the highest version) loads; else why not."""
     import re
-
-    import torch
 
     versions = {int(m.group(1)): p for p in hpc.glob("hpc_ckpt_*.ckpt") if (m := re.fullmatch(r"hpc_ckpt_(\d+)\.ckpt", p.name))}
     if not versions:
         return "no hpc checkpoint"
     newest = versions[max(versions)]
-    try:
-        torch.load(newest, map_location="cpu", weights_only=True)
-    except Exception as exc:  # truncated, corrupt: whatever torch raises
-        return f"{newest.name}: {type(exc).__name__}: {exc}"
-    return None
+    why = unreadable(newest)
+    return None if why is None else f"{newest.name}: {why}"

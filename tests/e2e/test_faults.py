@@ -126,5 +126,29 @@ def test_sigterm_during_training_exits_143_and_a_rerun_completes(tiny_grid, proj
     proc.communicate(timeout=300)
     assert proc.returncode == 128 + signal.SIGTERM
     assert not records(project_root, "runs")  # nothing recorded as done
-    short = tiny_grid("faults", encodings=["nope"], scales=[1], eval=EVAL, train=TRAIN)
-    assert run(project_root, short) == 0
+    assert not list(claims.glob("*.json"))  # its claim released: a rerun takes the run up at once
+    assert main(["--root", str(project_root), "plan", str(grid)]) == 0
+
+
+def test_a_run_another_worker_just_recorded_as_failed_is_not_trained_again(tiny_grid, project_root, monkeypatch):
+    """The race: this process saw the run to do, another recorded it failed before this one took
+    its claim. Without --retry-failed the failure stands (no second training over it)."""
+    from rich.console import Console
+
+    from suite.execution import runner
+    from suite.plan.grid import load_plan
+    from suite.specs import Project
+
+    grid = tiny_grid("faults", encodings=["nope"], scales=[1], eval=EVAL,
+                     train={"steps": 30, "batch_size": 4, "seq_len": 32, "warmup_steps": 1, "lr": 1000.0})
+    assert run(project_root, grid) == 1  # diverges: a failed record
+    (failed,) = records(project_root, "runs").values()
+    assert failed["status"] == "failed"
+    project = Project(project_root)
+    _, plan = load_plan(grid, project)
+    seen = iter([True])  # the first look (before the claim) still saw the run to do
+    real = runner.needs_training
+    monkeypatch.setattr(runner, "needs_training", lambda *a, **k: next(seen, None) or real(*a, **k))
+    work = runner._Pass(project, Console(quiet=True), retry_failed=False, progress_bar=False)
+    assert work.train(plan.runs[0]) is None
+    assert records(project_root, "runs")[failed["run_id"]] == failed  # the failed record is as it was
