@@ -13,4 +13,7 @@ RECIPE_VERSION = 2  # 2: encodings matched to their reference code (KERPLE share
 # SLURM tasks, verify, tests): the numerics that make a CPU figure reproducible (suite.core.numerics).
 from suite.core import numerics as _numerics  # noqa: E402
 
-_numerics.export()
+try:
+    _numerics.export()
+except ValueError as _exc:  # a POSBENCH_* variable with a value it cannot take: one line, not a traceback
+    raise SystemExit(f"posbench: {_exc}") from None

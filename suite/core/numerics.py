@@ -38,7 +38,8 @@ from pathlib import Path
 
 NATIVE = "native"
 THREADS_ENV, CAPABILITY_ENV, MKL_ENV = "POSBENCH_THREADS", "POSBENCH_CPU_CAPABILITY", "POSBENCH_MKL_CBWR"
-CAPABILITIES = ("default", "avx2", "avx512", NATIVE)  # what ATEN_CPU_CAPABILITY takes on x86-64 (default: scalar)
+CAPABILITIES = ("default", "avx2", "avx512", NATIVE)
+MAX_THREADS = 1024  # a record from anyone names them: a bound before they become OMP_NUM_THREADS  # what ATEN_CPU_CAPABILITY takes on x86-64 (default: scalar)
 
 
 class NumericsError(RuntimeError):
@@ -54,8 +55,8 @@ class Numerics:
     mkl_cbwr: str = "AVX2,STRICT"
 
     def __post_init__(self):
-        if not isinstance(self.threads, int) or self.threads < 1:
-            raise ValueError(f"threads must be a positive integer, not {self.threads!r}")
+        if not isinstance(self.threads, int) or not 1 <= self.threads <= MAX_THREADS:
+            raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, not {self.threads!r}")
         if self.cpu_capability not in CAPABILITIES:
             raise ValueError(f"cpu_capability must be one of {', '.join(CAPABILITIES)}, not {self.cpu_capability!r}")
 
@@ -63,7 +64,8 @@ class Numerics:
     def from_record(cls, recorded: dict) -> "Numerics":
         """The settings a record's ``numerics`` (:func:`measured`) names."""
         capability = str(recorded.get("cpu_capability") or NATIVE).lower()
-        return cls(threads=int(recorded.get("threads") or 1),
+        threads = recorded.get("threads")
+        return cls(threads=threads if isinstance(threads, int) and 1 <= threads <= MAX_THREADS else 1,
                    cpu_capability=capability if capability in CAPABILITIES else NATIVE,
                    mkl_cbwr=str(recorded.get("mkl_cbwr") or NATIVE))
 
@@ -86,8 +88,10 @@ def requested(environ=None) -> Numerics:
     """The numerics this process is asked for: the ``POSBENCH_*`` variables, else :data:`STANDARD`."""
     env = os.environ if environ is None else environ
     threads = env.get(THREADS_ENV)
+    if threads and not threads.isdigit():
+        raise ValueError(f"{THREADS_ENV}={threads!r}: a number of threads, such as 1")
     return Numerics(threads=int(threads) if threads else STANDARD.threads,
-                    cpu_capability=env.get(CAPABILITY_ENV) or STANDARD.cpu_capability,
+                    cpu_capability=(env.get(CAPABILITY_ENV) or STANDARD.cpu_capability).lower(),  # torch spells AVX2
                     mkl_cbwr=env.get(MKL_ENV) or STANDARD.mkl_cbwr)
 
 

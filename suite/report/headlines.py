@@ -60,8 +60,11 @@ def headline(board: Board, column: str, tests: ranking.Pairwise) -> tuple[str | 
         return f"{label}: {shown[best]}, the only ranked entry.", None
     if len(board.seeds) < 2:
         return f"{label}: {shown[best]} leads on one seed; with one seed no lead is significant.", None
-    status, confirmation = _confirmation(board, column, best)
-    if all(tests.better(best, o) for o in others):
+    ahead_of_all = all(tests.better(best, o) for o in others)
+    # the claim the confirmation must cover: "ahead of every other entry" is confirmed only if the
+    # discovery half beats every row and the confirmation half does again
+    status, confirmation = _confirmation(board, column, best, others if ahead_of_all else [])
+    if ahead_of_all:
         return f"{label}: {shown[best]}, ahead of every other entry ({SIGNIFICANCE}; {confirmation}).", status
     sign = 1.0 if lower else -1.0
     ranks = ranking.rank_intervals(tests)
@@ -75,7 +78,7 @@ def headline(board: Board, column: str, tests: ranking.Pairwise) -> tuple[str | 
             f"them, {SIGNIFICANCE}; {confirmation})."), status
 
 
-def _confirmation(board: Board, column: str, best: str) -> tuple[str | None, str]:
+def _confirmation(board: Board, column: str, best: str, must_beat: list[str]) -> tuple[str | None, str]:
     """(status, words): the claim found on the discovery seeds, re-tested on the others."""
     seeds = sorted(board.seeds)
     if len(seeds) < CONFIRM_SEEDS:
@@ -88,6 +91,7 @@ def _confirmation(board: Board, column: str, best: str) -> tuple[str | None, str
     found = ranking.pairwise(per_seed, lower, floors, seeds=discovery)
     claimed = ranking.best_by_mean(found, lower)
     beaten = [n for n in found.names if n != claimed and found.better(claimed, n)]
-    held = claimed == best and ranking.confirms(per_seed, lower, claimed, beaten, confirmation, floors)
+    held = (claimed == best and set(must_beat) <= set(beaten)
+            and ranking.confirms(per_seed, lower, claimed, beaten, confirmation, floors))
     status = "confirmed" if held else "not confirmed"
     return status, f"{status} on seeds {seed_span(confirmation)}"

@@ -177,10 +177,16 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
     from suite.results.snapshot import read_info, unpack
 
     info = read_info(folder)
+    unknown = sorted((grids or set()) - set(info.get("grids", [])))
+    if unknown:
+        raise ValueError(f"{folder.name}/ holds no grid {', '.join(unknown)}; it holds {', '.join(info.get('grids', []))}")
     with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
         scratch = Project(Path(tmp))
         unpack(folder, scratch)
         pieces = sample(scratch, grids_of_runs(info.get("grids", []), project), n, seed, cheapest, grids)
+        if not pieces:  # nothing re-run is nothing replicated, never a success
+            raise ValueError(f"no training run of {folder.name}/ is planned by its grids as they are now "
+                             "(a recipe changed since it was published?): nothing to re-run")
         log(f"{len(pieces)} piece(s) of {folder.name}/, stratified over grids, tasks and encodings")
         outcomes = []
         for i, piece in enumerate(pieces, 1):

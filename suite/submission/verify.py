@@ -83,7 +83,7 @@ class Verification:
     @property
     def verdict(self) -> str:
         """IDENTICAL when every figure is, WITHIN when every one at least matches, else DIFFERENT."""
-        if self.mismatches:
+        if self.mismatches or not self.compared:  # nothing compared is nothing reproduced
             return DIFFERENT
         return IDENTICAL if self.identical == self.compared else WITHIN
 
@@ -209,6 +209,11 @@ def _verify_evaluations(run, module, project: Project, scratch: Project, toleran
     for record in sorted(mine, key=lambda r: (r.evaluator, r.encoding, r.scale or 0)):
         evaluation = Evaluation.from_dict(record.evaluation)
         what = f"{record.evaluator} as {record.encoding}" + (f" at {record.scale}x" if record.scale else "")
+        if record.provenance.numerics is not None:  # an evaluation run later, with other numerics (posbench eval)
+            own = numerics.Numerics.from_record(record.provenance.numerics)
+            if own != numerics.requested():
+                out.numerics_differ.append(f"{what}: recorded with {numerics.describe(own)}, re-run with "
+                                           f"{numerics.describe(numerics.requested())}")
         if evaluation.eval_id != record.eval_id:
             out.fail(f"{what}: the evaluation in the record hashes to {evaluation.eval_id}, not {record.eval_id}")
             continue

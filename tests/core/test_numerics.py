@@ -26,7 +26,7 @@ def test_the_standard_numerics_are_asked_for_unless_posbench_variables_say_other
     assert asked == Numerics(3, "native", "native")
     assert asked.library_environment() == {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "3",
                                            "ATEN_CPU_CAPABILITY": None, "MKL_CBWR": None}
-    with pytest.raises(ValueError, match="threads must be a positive integer"):
+    with pytest.raises(ValueError, match="threads must be an integer from 1 to 1024"):
         Numerics(threads=0)
     with pytest.raises(ValueError, match="cpu_capability must be one of"):
         Numerics(cpu_capability="sse9")
