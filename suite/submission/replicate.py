@@ -73,22 +73,22 @@ class Replication:
         return sum(o.verdict == verdict for o in self.outcomes)
 
 
-def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, str]:
-    """run_id -> the first of the snapshot's grids (by name, from ``grids/<name>.yaml``) that plans it."""
+def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list[str]]:
+    """run_id -> the snapshot's grids (by name, from ``grids/<name>.yaml``) that plan it, in name order."""
     from suite.plan.grid import load_plan
 
-    out: dict[str, str] = {}
+    out: dict[str, list[str]] = defaultdict(list)
     for name in sorted(snapshot_grids):
         path = project.root / "grids" / f"{name}.yaml"
         if not path.is_file():
             continue
         _, plan = load_plan(path, project)
         for run in plan.runs:
-            out.setdefault(run.run_id, name)
+            out[run.run_id].append(name)
     return out
 
 
-def sample(scratch: Project, grid_of: dict[str, str], n: int, seed: int = 0, cheapest: bool = False,
+def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 0, cheapest: bool = False,
            grids: set[str] | None = None) -> list[Piece]:
     """``n`` pieces of the done training runs in ``scratch``, stratified (module docstring)."""
     runs = {r.run_id: r for r in scan(scratch.runs, "training_run").records if r.status == "done"}
@@ -98,8 +98,9 @@ def sample(scratch: Project, grid_of: dict[str, str], n: int, seed: int = 0, che
             evals[e.run_id] += 1
     strata: dict[str, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for run_id, record in sorted(runs.items()):
-        grid = grid_of.get(run_id, "?")
-        if grids is None or grid in grids:
+        # a run several grids plan belongs to the first of them that is asked for
+        grid = next((g for g in grid_of.get(run_id, ["?"]) if grids is None or g in grids), None)
+        if grid is not None:
             strata[grid][record.task][record.encoding].append(record)
     rng = random.Random(seed)
     # the strata in turn: across grids, within a grid across tasks, then encodings
