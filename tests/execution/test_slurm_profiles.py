@@ -61,3 +61,13 @@ def test_run_refuses_a_hostile_profile_and_writes_no_script(tiny_grid, project_r
     assert main(["--root", str(project_root), "run", str(grid), "--executor", "slurm", "--profile", "fine",
                  "--partition", "gpu\nrm -rf /", "--dry-run"]) == 1
     assert "--partition: String should match pattern" in capsys.readouterr().out
+
+
+def test_the_script_exports_the_numerics_and_gives_a_gpu_task_its_cpus(tmp_path):
+    from suite.execution.executors.slurm import Profile, sbatch_script
+
+    cpu = sbatch_script(Profile(cpus_per_task=8), 2, tmp_path, tmp_path / "m.json", tmp_path, "g")
+    assert "export POSBENCH_THREADS=1" in cpu and "export POSBENCH_CPU_CAPABILITY=avx2" in cpu
+    assert "SLURM_CPUS_PER_TASK:-1" not in cpu  # a CPU task's figures depend on its threads: one
+    gpu = sbatch_script(Profile(gpus_per_node=4, cpus_per_task=8), 2, tmp_path, tmp_path / "m.json", tmp_path, "g")
+    assert gpu.index("export POSBENCH_THREADS=1") < gpu.index('export POSBENCH_THREADS="${SLURM_CPUS_PER_TASK:-1}"')

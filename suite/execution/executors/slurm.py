@@ -129,12 +129,22 @@ def sbatch_script(settings: Profile, n_tasks: int, folder: Path, manifest: Path,
         "set -euo pipefail",
         f"cd {shlex.quote(str(root))}",
         # the numerics every task computes with (suite.core.numerics), whatever the node's cores
-        *(f"export {name}={shlex.quote(value)}" for name, value in numerics.requested().variables().items()),
+        *numerics_exports(settings),
         'echo "posbench: task $SLURM_ARRAY_TASK_ID of array $SLURM_ARRAY_JOB_ID on $(hostname),'
         ' restart ${SLURM_RESTART_COUNT:-0}, $(date -Is)"',
         srun,
         "",
     ])
+
+
+def numerics_exports(settings: Profile) -> list[str]:
+    """The script's ``export`` lines of the numerics. A CPU task computes on the threads asked
+    for (its figures depend on them); a GPU task's arithmetic is on the GPU, so its CPU side
+    (batches, evaluation bookkeeping) gets the CPUs SLURM gave it."""
+    lines = [f"export {name}={shlex.quote(value)}" for name, value in numerics.requested().variables().items()]
+    if settings.gpus_per_node:
+        lines.append(f'export {numerics.THREADS_ENV}="${{SLURM_CPUS_PER_TASK:-1}}"')
+    return lines
 
 
 def new_submission_folder(project) -> Path:
