@@ -33,13 +33,15 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 NATIVE = "native"
 THREADS_ENV, CAPABILITY_ENV, MKL_ENV = "POSBENCH_THREADS", "POSBENCH_CPU_CAPABILITY", "POSBENCH_MKL_CBWR"
-CAPABILITIES = ("default", "avx2", "avx512", NATIVE)
-MAX_THREADS = 1024  # a record from anyone names them: a bound before they become OMP_NUM_THREADS  # what ATEN_CPU_CAPABILITY takes on x86-64 (default: scalar)
+CAPABILITIES = ("default", "avx2", "avx512", NATIVE)  # what ATEN_CPU_CAPABILITY takes on x86-64 (default: scalar)
+MAX_THREADS = 1024  # a record from anyone names them: a bound before they become OMP_NUM_THREADS
+MKL_BRANCH = re.compile(r"[A-Za-z0-9_]{1,20}(,STRICT)?")  # MKL_CBWR's form: a branch, optionally strict
 
 
 class NumericsError(RuntimeError):
@@ -67,7 +69,7 @@ class Numerics:
         threads = recorded.get("threads")
         return cls(threads=threads if isinstance(threads, int) and 1 <= threads <= MAX_THREADS else 1,
                    cpu_capability=capability if capability in CAPABILITIES else NATIVE,
-                   mkl_cbwr=str(recorded.get("mkl_cbwr") or NATIVE))
+                   mkl_cbwr=branch if MKL_BRANCH.fullmatch(branch := str(recorded.get("mkl_cbwr") or NATIVE)) else NATIVE)
 
     def variables(self) -> dict[str, str]:
         """The ``POSBENCH_*`` variables that ask for these settings (for a child process)."""
