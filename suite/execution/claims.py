@@ -7,13 +7,14 @@ While the owner works, a thread touches the file (the heartbeat). A claim is sta
 when its heartbeat is older than ``stale_after`` seconds, or when its owner ran on
 this host and that pid is gone or a zombie (a SIGKILLed worker not yet reaped).
 
-Taking over a stale claim is one step with one winner: a taker first creates the claim's
-takeover lock (``.takeover-<name>``, again ``O_EXCL``), checks under it that the claim is
-still the stale one it judged (same token), removes it and claims afresh with ``O_EXCL``.
-Judging "stale" and removing are separate steps, so without the lock two takers that both
-judged the old claim stale could each remove a claim, the second removing the first's
-fresh one, and both would hold the piece. A lock whose taker died is itself stale by the
-same rule.
+Taking over a stale claim is one step with one winner: a taker first creates the takeover
+lock of that stale claim (``.takeover-<name>-<its token>``, again ``O_EXCL``), checks under it
+that the claim is still the stale one it judged (same token), removes it and claims afresh
+with ``O_EXCL``. Judging "stale" and removing are separate steps, so without the lock two
+takers that both judged the old claim stale could each remove a claim, the second removing
+the first's fresh one, and both would hold the piece. A lock whose taker died is itself stale
+by the same rule, and is broken by renaming it aside and checking that the renamed file is the
+dead one (:func:`break_lock`), never by a check-then-unlink.
 """
 
 from __future__ import annotations
@@ -118,12 +119,13 @@ def try_claim(directory: Path, name: str, stale_after: float = STALE_AFTER_S) ->
     stale = _token(path)
     if not is_stale(path, stale_after):
         return None
-    lock = directory / f".takeover-{name}.json"
+    # one lock per stale claim (named by its token): only takers of that same claim compete for it
+    lock = directory / f".takeover-{name}-{stale if isinstance(stale, str) and stale.isalnum() else 'unreadable'}.json"
     if not _create(lock, body):
-        if not is_stale(lock, stale_after):
-            return None  # another taker holds the lock: it wins or finds the claim live
-        lock.unlink(missing_ok=True)  # its taker died mid-takeover; the next attempt takes the lock
-        return None
+        holder = _token(lock)
+        if is_stale(lock, stale_after):
+            break_lock(lock, holder)  # its taker died mid-takeover; the next attempt takes the lock
+        return None  # else another taker holds the lock: it wins or finds the claim live
     try:
         if _token(path) != stale or not is_stale(path, stale_after):
             return None  # taken over (or renewed) between our look and our lock
@@ -131,6 +133,23 @@ def try_claim(directory: Path, name: str, stale_after: float = STALE_AFTER_S) ->
         return Claim(path, token, stale_after) if _create(path, body) else None
     finally:
         lock.unlink(missing_ok=True)
+
+
+def break_lock(lock: Path, holder: str | None) -> None:
+    """Remove a dead taker's lock, and only that one: renamed aside first (one renamer wins), then
+    removed if it is the lock judged dead (``holder``, its token); a live taker's lock that took
+    the name meanwhile is put back (a hard link fails if yet another took the name since)."""
+    aside = lock.with_name(f".broken-{uuid.uuid4().hex}-{lock.name}")
+    try:
+        os.rename(lock, aside)
+    except FileNotFoundError:
+        return  # broken by another already
+    if _token(aside) != holder:
+        try:
+            os.link(aside, lock)
+        except FileExistsError:
+            pass
+    aside.unlink(missing_ok=True)
 
 
 def held_by_others(directory: Path, name: str, stale_after: float = STALE_AFTER_S) -> bool:

@@ -4,6 +4,7 @@ one taker, whatever the interleaving, and a dead worker's claim is stale at once
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -113,3 +114,25 @@ def test_the_executor_reaps_every_dead_worker_while_another_still_runs():
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_breaking_a_dead_takers_lock_never_removes_a_live_takers_lock(tmp_path):
+    """D judged the lock dead (holder token 'dead'); meanwhile C broke it and E took the name. D's
+    break must leave E's lock in place; a break of the dead lock itself removes it."""
+    lock = tmp_path / ".takeover-run-x-old.json"
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "token": "E", "since": 0}))
+    claims.break_lock(lock, holder="dead")
+    assert json.loads(lock.read_text())["token"] == "E" and not list(tmp_path.glob(".broken-*"))
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": dead_pid(), "token": "dead", "since": 0}))
+    claims.break_lock(lock, holder="dead")
+    assert not lock.exists() and not list(tmp_path.glob(".broken-*"))
+
+
+def test_a_claim_whose_taker_died_holding_the_lock_is_taken_on_a_later_attempt(tmp_path):
+    path = stale_claim(tmp_path)
+    lock = tmp_path / f".takeover-{path.stem}-old.json"  # the stale claim's token is "old"
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": dead_pid(), "token": "T", "since": 0}))
+    assert claims.try_claim(tmp_path, path.stem) is None  # breaks the dead taker's lock
+    won = claims.try_claim(tmp_path, path.stem)
+    assert won is not None and json.loads(path.read_text())["token"] == won.token
+    won.release()
