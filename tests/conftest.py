@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sysconfig
 from pathlib import Path
@@ -43,6 +44,9 @@ def text_folder(tmp_path_factory) -> Path:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     for src in sorted(stdlib.glob("*.py"))[:60]:
         shutil.copy(src, folder / src.name)
+    # outside the test's project: allowed as a data folder, as a user allows theirs (POSBENCH_DATA_DIRS);
+    # processes the tests start inherit it
+    os.environ["POSBENCH_DATA_DIRS"] = os.pathsep.join(filter(None, [os.environ.get("POSBENCH_DATA_DIRS"), str(folder)]))
     return folder
 
 

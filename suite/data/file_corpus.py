@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -133,4 +134,20 @@ class Folder(_Files):
         folder = (base / spec.path).resolve()
         if not folder.is_dir():
             raise CorpusPathError("path", f"no such directory: {folder}")
+        allowed = allowed_data_roots(base)
+        if not any(folder.is_relative_to(root) for root in allowed):
+            # a task file from anyone (a pull request) must not read the reviewer's files
+            raise CorpusPathError("path", f"{folder} is outside the project ({allowed[0]}); a data folder elsewhere "
+                                          f"must be allowed by {DATA_DIRS_ENV} (folders separated by '{os.pathsep}')")
         return spec.model_copy(update={"path": str(folder)})
+
+
+DATA_DIRS_ENV = "POSBENCH_DATA_DIRS"
+
+
+def allowed_data_roots(task_folder: Path) -> list[Path]:
+    """Where a folder corpus may lie: the project holding the task file (the folder above its
+    tasks/ folder), and the folders ``POSBENCH_DATA_DIRS`` names."""
+    project = task_folder.resolve().parent
+    extra = [Path(p).resolve() for p in os.environ.get(DATA_DIRS_ENV, "").split(os.pathsep) if p.strip()]
+    return [project, *extra]

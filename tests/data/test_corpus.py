@@ -51,3 +51,24 @@ def test_folder_corpus_fingerprint_tracks_content(tmp_path, text_folder):
 def test_empty_folder_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="no files matching"):
         load_corpus(CorpusSpec(kind="folder", path=str(tmp_path), glob="*.txt"))
+
+
+def test_a_folder_corpus_outside_the_project_needs_to_be_allowed(tmp_path, monkeypatch):
+    """A task file from anyone must not read the reviewer's files: a corpus folder lies in the
+    project, or in a folder POSBENCH_DATA_DIRS names."""
+    import pytest
+
+    from suite.core.yamldoc import SpecErrors
+    from suite.specs import load_task
+
+    data = tmp_path / "elsewhere"
+    data.mkdir()
+    (data / "a.txt").write_text("text " * 2000)
+    task = tmp_path / "project" / "tasks" / "mine.yaml"
+    task.parent.mkdir(parents=True)
+    task.write_text(f"name: mine\nkind: lm\ncorpus: {{kind: folder, path: {data}, glob: '*.txt'}}\n")
+    monkeypatch.delenv("POSBENCH_DATA_DIRS", raising=False)
+    with pytest.raises(SpecErrors, match="is outside the project"):
+        load_task(task)
+    monkeypatch.setenv("POSBENCH_DATA_DIRS", str(data))
+    assert load_task(task).corpus.path == str(data.resolve())
