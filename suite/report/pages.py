@@ -4,7 +4,9 @@ one page per encoding and one per training run."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import uuid
 from collections import defaultdict
 from pathlib import Path
 
@@ -293,8 +295,8 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
                 published: set[str] | None = None) -> Path:
     """``snapshot``: rendering the published snapshot itself (its SNAPSHOT.json, for the header);
     ``published``: the snapshot's evaluation ids, to mark the rows computed here beside it."""
-    staging = out.with_name(out.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
+    # built beside it in a folder of this process's own, so that two renders at once never share one
+    staging = out.with_name(f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     (staging / "encodings").mkdir(parents=True)
     (staging / "runs").mkdir()
     battery, chances = glue_battery(con)
@@ -329,6 +331,27 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
         if links.run_page(run["run_id"]):
             (staging / links.run_page(run["run_id"])).write_text(
                 run_template.render(run=run, root="../", page="run", **common))
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
+    swap_in(staging, out)
     return out / "index.html"
+
+
+def swap_in(staging: Path, out: Path, attempts: int = 20) -> None:
+    """Replace ``out`` with ``staging`` by renames: the old site is renamed aside, then removed. Two
+    renders that finish at once each retry until one of their sites is in place (both are whole)."""
+    for _ in range(attempts):
+        old = out.with_name(f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        try:
+            os.rename(out, old)
+        except FileNotFoundError:
+            old = None
+        try:
+            os.rename(staging, out)
+        except OSError:  # another render put its site there between our two renames: try again
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+            continue
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return
+    shutil.rmtree(staging, ignore_errors=True)
+    raise OSError(f"{out}: could not put the rendered site in place after {attempts} attempts")
