@@ -17,6 +17,7 @@ from scipy import stats as scipy_stats
 from suite.report import links, plots
 from suite.report import stats
 from suite.report.findings import check_findings
+from suite.report.overview import overview
 from suite.report.board_kinds import kind_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
 from suite.report.boards import SHARE, Board, Cell
@@ -313,7 +314,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
         lb=lb, overlays=overlays, scatter=no_free_lunch(lb), battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY,
         coverage=coverage_matrix(con), downloads=write_downloads(con, staging, lb), encodings=encodings,
         families=families, sizes=sorted({b.size for b in lb.all}), tasks=sorted({b.task for b in lb.all}),
-        root="", page="index", **common)
+        ov=overview(lb.all, lb.runs), root="", page="index", **common)
     (staging / "index.html").write_text(index)
     compare = {b.id: overlay(b) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}

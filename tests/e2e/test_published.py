@@ -43,6 +43,8 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     assert main(["--root", str(project_root), "leaderboard", "--published", "--board", "lm-tiny-local"]) == 0
     assert "Language modelling: local, size tiny" in capsys.readouterr().out  # the same boards in the terminal
     index = (project_root / "site" / "published" / "index.html").read_text()
+    overview = index[index.index('id="overview"'):index.index('id="run"')]  # the first thing under the title
+    assert "Best on language modelling at the longest length" in overview and "#lm-tiny-local" in overview
     assert 'id="snapshot"' in index and "the committed snapshot of pub" in index
     assert "Task flip_flop (acc)" in index
     assert len(list((project_root / "site" / "published" / "runs").glob("*.html"))) == 4

@@ -1,0 +1,92 @@
+"""One answer per question: the overview at the top of the index.
+
+Each question ("which encoding is best on language modelling at long range", on the
+length-generalization tasks, on the GLUE-style battery, which is cheapest) is answered by one
+board, its **canonical** board: of the boards of that kind, the one with the most seeds (the one
+whose claims can be confirmed on held-out seeds), then the most rows, then its id. The other
+boards of the kind are "other recipes", a click away. The overview has one row per encoding of
+the canonical boards and one column per question: the entry's figure there, its rank interval,
+and whether the board's headline names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from suite.report.board_types import Board
+
+@dataclass(frozen=True)
+class Question:
+    kind: str  # the board kind that answers it (suite.report.board_kinds)
+    text: str
+    header: str  # its column in the overview table
+    column: str | None = None  # a column read as it is, highest best; None: the board's ranks answer it
+    descending: bool = True  # how the overview table sorts the column on a first click
+    digits: int = 3
+
+
+QUESTIONS = (
+    Question("lm", "best on language modelling at the longest length", "language modelling", descending=False),
+    Question("task", "best on a length-generalization task at the longest length", "length generalization"),
+    Question("glue", "best GLUE-style score", "GLUE-style"),
+    Question("cost", "cheapest to train (training tokens per second)", "cost", column="train_tokens_per_s", digits=0),
+)
+
+
+@dataclass
+class Answer:
+    question: Question
+    board: Board | None
+    column: str | None  # the column the answer is read at
+    best: list[str] = field(default_factory=list)  # display names of the entries that answer it
+    others: int = 0  # other boards of the kind ("other recipes")
+    certain: bool = False  # the best is first for certain (rank interval "1"), not only possibly
+
+    @property
+    def ranked(self) -> bool:
+        return self.question.column is None
+
+
+@dataclass
+class Overview:
+    answers: list[Answer]
+    rows: list[dict]  # encoding -> {"display_name", "cells": {kind: (value, rank text or None)}}
+    weights: tuple[int, int] | None = None  # the smallest and largest model behind the figures
+
+
+def canonical(boards: list[Board], kind: str) -> Board | None:
+    mine = [b for b in boards if b.kind == kind and b.entries]
+    return max(mine, key=lambda b: (len(b.seeds), len(b.entries), b.id), default=None)
+
+
+def _answer(boards: list[Board], question: Question) -> Answer:
+    board = canonical(boards, question.kind)
+    others = sum(1 for b in boards if b.kind == question.kind and b.entries) - (board is not None)
+    if board is None:
+        return Answer(question, None, None, others=others)
+    if question.column is not None:  # read as it is: the highest value answers
+        values = [(e.cells[question.column].value, e.display_name) for e in board.entries
+                  if e.cells.get(question.column) and e.cells[question.column].value is not None]
+        return Answer(question, board, question.column, [max(values)[1]] if values else [], others)
+    first = [e.display_name for e in board.entries if e.rank == 1 and e.rank_hi == 1]
+    if first:
+        return Answer(question, board, board.ranked_by, first, others, certain=True)
+    # no row is first for certain: the rows whose rank interval starts at 1 could each be
+    return Answer(question, board, board.ranked_by, [e.display_name for e in board.entries if e.rank == 1], others)
+
+
+def overview(boards: list[Board], runs: dict | None = None) -> Overview:
+    """``runs``: run_id -> the run's row (suite.report.figures), for the models' sizes."""
+    sizes = sorted(r["n_params"] for r in (runs or {}).values() if r.get("n_params"))
+    answers = [_answer(boards, question) for question in QUESTIONS]
+    rows: dict[str, dict] = {}
+    for a in answers:
+        if a.board is None or a.column is None:
+            continue
+        for e in a.board.entries:
+            row = rows.setdefault(e.encoding, {"encoding": e.encoding, "display_name": e.display_name, "cells": {}})
+            cell = e.cells.get(a.column)
+            rank = e.cells.get("rank")
+            row["cells"][a.question.kind] = (None if cell is None else cell.value, None if rank is None else rank.text)
+    return Overview(answers, sorted(rows.values(), key=lambda r: r["display_name"].lower()),
+                    (sizes[0], sizes[-1]) if sizes else None)
