@@ -12,7 +12,7 @@ import pytest
 from suite.core import numerics
 from suite.core.numerics import Numerics
 
-REPO_ENV = {k: v for k, v in os.environ.items() if not k.startswith("POSBENCH_")}
+REPO_ENV = {k: v for k, v in os.environ.items() if k not in numerics.STANDARD.variables()}
 
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:

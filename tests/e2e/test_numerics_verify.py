@@ -16,7 +16,8 @@ EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": F
 
 
 def posbench(root, *args, **env) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("POSBENCH_")}
+    numerics_variables = set(numerics.STANDARD.variables())  # the shell asks for none of them
+    clean = {k: v for k, v in os.environ.items() if k not in numerics_variables}
     return subprocess.run([sys.executable, "-m", "suite.cli.main", "--root", str(root), *args],
                           env={**clean, "TQDM_DISABLE": "1", **env}, capture_output=True, text=True)
 
