@@ -29,7 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from suite.report import ranking
-from suite.report.stats import ALPHA, Comparison, paired_comparison, paired_t
+from suite.report.stats import ALPHA, Comparison, paired_comparison
 
 FINDINGS = Path(__file__).with_name("findings.yaml")
 MIN_SEEDS = 4  # two per half
@@ -77,13 +77,14 @@ class Check:
 
 
 def _one_sided(per_seed_a: dict, per_seed_b: dict, floors_a: dict, floors_b: dict, seeds, lower: bool) -> tuple[float, float]:
-    """(p two-sided, signed gain) of a - b on ``seeds``; gain > 0 when a is better."""
-    shared = [s for s in seeds if per_seed_a.get(s) is not None and per_seed_b.get(s) is not None]
-    diffs = np.array([[per_seed_a[s] - per_seed_b[s] for s in shared]]) if shared else np.full((1, 0), np.nan)
-    floors = np.array([[floors_a.get(s, 0.0) + floors_b.get(s, 0.0) for s in shared]]) if shared else None
-    test = paired_t(diffs, floors)
-    gain = float(test.mean[0]) * (-1 if lower else 1) if shared else math.nan
-    return float(test.p[0]), gain
+    """(p two-sided, signed gain) of a - b on ``seeds`` alone (the paired test of :mod:`.stats`);
+    gain > 0 when a is better; nan for fewer than two shared seeds."""
+    chosen = set(seeds)
+    c = paired_comparison({s: v for s, v in per_seed_a.items() if s in chosen},
+                          {s: v for s, v in per_seed_b.items() if s in chosen}, floors_a, floors_b)
+    if c.p_value is None:
+        return math.nan, math.nan
+    return c.p_value, -c.mean_difference if lower else c.mean_difference
 
 
 def check_findings(boards, findings: list[Finding] | None = None) -> list[Check]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suite.results.record_checks import samples_path
+from suite.core.numerics import cpu_model
 from suite.results.records import git_commit, read_record, write_record
 from suite.results.snapshot_files import (EVALS, RUNS, SAMPLES, SNAPSHOT, published_ids, read_info, read_records,
                                           sample_source, write_lines)
@@ -39,20 +40,12 @@ __all__ = ["EVALS", "RUNS", "SAMPLES", "SNAPSHOT", "Published", "machine", "publ
 
 def machine() -> dict:
     """The machine the snapshot was computed on, as far as Python can tell without privileges."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     memory = None
     try:
         memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (ValueError, OSError, AttributeError):
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": memory, "system": platform.platform()}
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "memory_gib": memory, "system": platform.platform()}
 
 
 @dataclass(frozen=True)
