@@ -1,5 +1,6 @@
-"""The pages of the site: the index (boards, plots, coverage, downloads), the compare view,
-one page per encoding and one per training run."""
+"""The pages of the site: the index (the overview, the headlines, a list of every board by
+kind), one page per board (its table and plot, filtered together), the method and the coverage,
+the compare view, the findings, one page per encoding and one per training run."""
 
 from __future__ import annotations
 
@@ -74,7 +75,12 @@ def _embedded_json(value) -> str:
 # -- plots -----------------------------------------------------------------------------------------------------
 
 
-def _length_series(board: Board, entries) -> list[plots.Series]:
+def board_colours(board: Board) -> dict[str, str]:
+    """The board's plot colours, its rows best first (plots.plot_colours): its table's swatches use them."""
+    return plots.plot_colours(e.encoding for e in board.entries)
+
+
+def _length_series(board: Board, entries, colours: dict[str, str] | None = None) -> list[plots.Series]:
     series = []
     for e in entries:
         points = []
@@ -82,21 +88,24 @@ def _length_series(board: Board, entries) -> list[plots.Series]:
             c = e.cells[f"s{s}"]
             lo, hi = (c.interval.lo, c.interval.hi) if c.has_bounds else (None, None)
             points.append((board.eval_len.get(s, s * (board.train_len or 1)), c.value, lo, hi))
-        series.append(plots.Series(e.encoding, e.display_name, points))
+        series.append(plots.Series(e.encoding, e.display_name, points, (colours or {}).get(e.encoding), ""
+                                   if colours else None))
     return series
 
 
-def overlay(board: Board, legend: bool = True, only: set[str] | None = None) -> str:
+def overlay(board: Board, legend: bool = True, only: set[str] | None = None,
+            colours: dict[str, str] | None = None, width: float = 560, height: float = 300) -> str:
     """Score against eval length (log2) of every entry (or those ``only`` names) on the board's
-    own y range, intervals as bands, the training length and the chance level marked."""
-    every = _length_series(board, board.entries)
+    own y range, intervals as bands, the training length and the chance level marked;
+    ``colours``: the plot's own (:func:`board_colours`), else each encoding's site-wide one."""
+    every = _length_series(board, board.entries, colours)
     shown = every if only is None else [s for s in every if s.key in only]
     info = info_of(board.metric)
     share = info is not None and info.unit == SHARE
     return plots.line_plot(shown, title=board.title, xlabel="eval length (bytes, log2 axis)",
                            ylabel=info.display_name if info else board.metric, marker_x=board.train_len,
                            marker_label="training length", legend=legend, bounds=(0.0, 1.0) if share else None,
-                           y_from=every, chance=board.chance)
+                           y_from=every, chance=board.chance, width=width, height=height)
 
 
 def no_free_lunch(lb: Leaderboard) -> str | None:
@@ -146,6 +155,7 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
             if kind_of(board).overlaid and any(x.encoding == name for x in board.entries):
                 svgs.append(overlay(board, only={name}))
         pages.append({"name": name, "display_name": e["display_name"], "family": e["family"], "paper": e["paper"],
+                      "scores": own_scores(lb, name),
                       "description": spec.get("description", ""), "impl": spec.get("impl"),
                       "params": json.loads(e["params"] or "{}"), "conformance": spec.get("conformance"),
                       "train_positions": spec.get("train_positions"),
@@ -155,6 +165,30 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                                      key=lambda r: (r["size"], r["task"], r["seed"])),
                       "plots": [s for s in svgs if s], "colour": plots.colour(name)})
     return pages
+
+
+def main_column(board: Board) -> str | None:
+    """The column a board answers with: the one it ranks by, else its first score or cost column."""
+    if board.ranked_by:
+        return board.ranked_by
+    return next((c.key for c in board.columns if c.group in ("score", "glue", "cost")),
+                next((c.key for c in board.columns if c.group != "rank"), None))
+
+
+def own_scores(lb: Leaderboard, name: str) -> list[dict]:
+    """An encoding's row on every board that has it: the board's main figure, its interval and
+    rank interval among how many rows, and whether the board's headline names it."""
+    out = []
+    for board in lb.all:
+        entry = next((e for e in board.entries if e.encoding == name), None)
+        key = main_column(board)
+        if entry is None or key is None:
+            continue
+        cell, rank = entry.cells.get(key), entry.cells.get("rank")
+        out.append({"board": board, "column": board.column(key), "cell": cell or Cell(status="missing"),
+                    "rank": rank.text if rank is not None and rank.text else None, "rows": len(board.entries),
+                    "named": bool(board.headline and entry.display_name in board.headline)})
+    return out
 
 
 def _curves(con) -> dict[tuple, tuple[list, int]]:
@@ -292,46 +326,64 @@ def unpublished_entries(con, published: set[str] | None) -> set[str]:
     return {r["encoding"] for r in _dicts(con, "SELECT eval_id, encoding FROM evaluations") if r["eval_id"] not in published}
 
 
+def _sections(lb):  # TEMPORARY until Leaderboard.sections lands
+    if hasattr(lb, "sections"):
+        return lb.sections()
+    from suite.report.board_kinds import BOARD_KINDS
+    out = []
+    for kind in ("lm", "task", "breakdown", "glue", "cost"):
+        bs = [b for b in lb.all if b.kind == kind]
+        if bs:
+            k = BOARD_KINDS.get(kind)
+            out.append((type("K", (), {"heading": getattr(k, "heading", kind), "blurb": getattr(k, "blurb", "")}), bs))
+    return out
+
+
 def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None = None,
                 published: set[str] | None = None) -> Path:
     """``snapshot``: rendering the published snapshot itself (its SNAPSHOT.json, for the header);
     ``published``: the snapshot's evaluation ids, to mark the rows computed here beside it."""
     # built beside it in a folder of this process's own, so that two renders at once never share one
     staging = out.with_name(f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    (staging / "encodings").mkdir(parents=True)
-    (staging / "runs").mkdir()
+    for folder in ("encodings", "runs", "boards"):
+        (staging / folder).mkdir(parents=True)
     battery, chances = glue_battery(con)
     lb = build(con, chances)
-    plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour and dash per encoding, site-wide
+    plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour per encoding off the boards' plots
     encodings = encoding_pages(con, lb)
     env = environment({page["name"] for page in encodings if links.encoding_page(page["name"])},
                       unpublished_entries(con, published))
+    env.globals["palette"] = list(plots.PALETTE)
+    env.globals["context_colour"] = plots.CONTEXT
     runs = run_pages(con)
-    overlays = {b.id: overlay(b) for b in lb.boards if kind_of(b).overlaid}
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD, "snapshot": snapshot}
-    families = sorted({e.family for b in lb.all for e in b.entries if e.family})
-    index = env.get_template("index.html").render(
-        lb=lb, overlays=overlays, scatter=no_free_lunch(lb), battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY,
-        coverage=coverage_matrix(con), downloads=write_downloads(con, staging, lb), encodings=encodings,
-        families=families, sizes=sorted({b.size for b in lb.all}), tasks=sorted({b.task for b in lb.all}),
-        ov=overview(lb.all, lb.runs), root="", page="index", **common)
-    (staging / "index.html").write_text(index)
+    downloads = write_downloads(con, staging, lb)
+
+    def page(name: str, template: str, root: str = "", **values) -> None:
+        (staging / name).write_text(env.get_template(template).render(root=root, page=template[:-5], **common,
+                                                                      **values))
+
+    page("index.html", "index.html", lb=lb, sections=_sections(lb), ov=overview(lb.all, lb.runs), downloads=downloads)
+    page("method.html", "method.html", battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY)
+    page("coverage.html", "coverage.html", coverage=coverage_matrix(con))
+    scatter = no_free_lunch(lb)
+    for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
+        if links.board_page(board.id):
+            colours = board_colours(board)
+            plot = overlay(board, legend=False, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
+            page(links.board_page(board.id), "board.html", "../", b=board, colours=colours, plot=plot,
+                 scatter=scatter if board in lb.glue else None, families=board.families)
     compare = {b.id: overlay(b) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
-    (staging / "compare.html").write_text(env.get_template("compare.html").render(
-        lb=lb, plots=compare, encodings=sorted(all_encodings.items()), data=_embedded_json(compare_data(lb)),
-        root="", page="compare", **common))
-    (staging / "findings.html").write_text(env.get_template("findings.html").render(
-        checks=check_findings(lb.all), root="", page="findings", **common))
-    encoding_template, run_template = env.get_template("encoding.html"), env.get_template("run.html")
-    for page in encodings:  # a page's file name is built from its checked name or id; anything else has none
-        if links.encoding_page(page["name"]):
-            (staging / links.encoding_page(page["name"])).write_text(
-                encoding_template.render(enc=page, root="../", page="encoding", **common))
+    page("compare.html", "compare.html", lb=lb, plots=compare, encodings=sorted(all_encodings.items()),
+         data=_embedded_json(compare_data(lb)))
+    page("findings.html", "findings.html", checks=check_findings(lb.all))
+    for enc in encodings:
+        if links.encoding_page(enc["name"]):
+            page(links.encoding_page(enc["name"]), "encoding.html", "../", enc=enc)
     for run in runs:
         if links.run_page(run["run_id"]):
-            (staging / links.run_page(run["run_id"])).write_text(
-                run_template.render(run=run, root="../", page="run", **common))
+            page(links.run_page(run["run_id"]), "run.html", "../", run=run)
     swap_in(staging, out)
     return out / "index.html"
 

@@ -1,11 +1,19 @@
 """Inline SVG plots for the site: hand-written SVG, so fast, deterministic and self-contained.
 
-Every series drawn for an encoding has that encoding's colour and dash (:func:`colour`,
-:func:`dash`) and sits in a ``<g class="series" data-key="NAME">`` group, which the compare
-view shows or hides. A site assigns its encodings their styles once (:func:`assign_styles`:
-the names in order, through a palette of distinct colours, then dash patterns), so every
-page of it draws an encoding alike and no two of its encodings look the same; a name the
-site did not assign gets a style from a hash of the name.
+Why not a charting library (Vega-Lite, Plotly): a plot here is a few lines with bands over
+five lengths, which SVG draws in a few kilobytes that read without JavaScript, render the same
+bytes every time (the site of one snapshot is reproducible, and tests read the plots without a
+browser), and need no 0.7-3.5 MB script shipped in the site. What a library would add, picking,
+highlighting and filtering lines, is a few lines of the site's own script over the groups drawn
+here (``base.html``): each series is a ``<g class="series" data-key="NAME">``.
+
+Colours are assigned per plot (:func:`plot_colours`): the series in the order given (a board's
+rows best first) take the palette's distinct colours; past the palette, the rest are drawn in
+grey as context, so no colour repeats on one plot. When a reader filters or picks lines, the
+site's script gives the visible ones the palette's colours again in the same order (the
+palette is :data:`PALETTE`, handed to the script). Elsewhere (an encoding's own page, the
+scatter of every checkpoint) an encoding keeps one site-wide colour (:func:`colour`,
+:func:`assign_styles`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ SCALE_COLOURS = ("#1b6ca8", "#d1495b", "#2a9d8f", "#e9a03b", "#6a4c93", "#3d5a40
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
            "#bcbd22", "#000075", "#800000", "#469990", "#f032e6", "#9a6324", "#3cb44b", "#4363d8", "#e6a100")
 DASHES = ("", "6 3", "2 2", "8 3 2 3")
+CONTEXT = "#c9c9c9"  # the lines past the palette on one plot: drawn, not coloured, not in the legend
 _styles: dict[str, tuple[str, str]] = {}
 
 
@@ -30,6 +39,15 @@ def assign_styles(names) -> None:
     _styles.clear()
     for i, name in enumerate(sorted(set(names))):
         _styles[name] = (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
+
+
+def plot_colours(keys) -> dict[str, str]:
+    """One plot's colours: the keys in order take the palette's colours, the rest :data:`CONTEXT`."""
+    out: dict[str, str] = {}
+    for key in keys:
+        if key not in out:
+            out[key] = PALETTE[len(out)] if len(out) < len(PALETTE) else CONTEXT
+    return out
 
 
 def colour(name: str) -> str:
@@ -173,7 +191,7 @@ def _legend(parts: list[str], x: float, y: float, items: list[tuple[str, str, st
     """items: (key, label, colour, dash); one line each."""
     for i, (key, label, col, dsh) in enumerate(items):
         yy = y + i * 15
-        parts.append(f'<g class="legend-item" data-key="{escape(key)}">'
+        parts.append(f'<g class="legend-item" data-key="{escape(key)}" data-order="{i}">'
                      f'<line x1="{x}" y1="{yy - 4}" x2="{x + 18}" y2="{yy - 4}" stroke="{col}" stroke-width="2.5"'
                      + (f' stroke-dasharray="{dsh}"' if dsh else "") + "/>"
                      + _text(x + 23, yy, label) + "</g>")
@@ -228,15 +246,17 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         f.parts.append(f'<line class="chance" x1="{f.left}" y1="{y:.1f}" x2="{f.left + f.width}" y2="{y:.1f}" '
                        'stroke="#999" stroke-dasharray="1 3"/>')
         f.parts.append(_text(f.left + f.width - 3, y - 3, f"chance {chance:.3g}", "end", extra=' fill="#555"'))
-    for s in series:
-        f.parts.append(_series(f, s))
+    # grey context lines first, underneath; data-order keeps the given order for the site's script
+    for order, s in sorted(enumerate(series), key=lambda os: os[1].colour != CONTEXT):
+        f.parts.append(_series(f, s, order))
     if legend:
         _legend(f.parts, width + 8, 40, [(s.key, s.label, s.colour, s.dash) for s in series])
     return _svg(width + legend_w, height, f.parts, title)
 
 
-def _series(f: _Frame, s: Series) -> str:
-    out = [f'<g class="series" data-key="{escape(s.key)}">']
+def _series(f: _Frame, s: Series, order: int = 0) -> str:
+    context = " context" if s.colour == CONTEXT else ""
+    out = [f'<g class="series{context}" data-key="{escape(s.key)}" data-order="{order}">']
     runs, current = [], []
     for point in s.points:
         if point[1] is None:
@@ -249,7 +269,7 @@ def _series(f: _Frame, s: Series) -> str:
         runs.append(current)
     for run in runs:
         banded = [p for p in run if p[2] is not None and p[3] is not None]
-        if len(banded) > 1:
+        if len(banded) > 1 and not context:  # a context line's band would fog the coloured ones
             def clip(v: float) -> float:
                 return min(max(v, f.y0), f.y1)
 
@@ -257,7 +277,7 @@ def _series(f: _Frame, s: Series) -> str:
             edge += [f"{f.px(x):.1f},{f.py(clip(lo)):.1f}" for x, _, lo, _ in reversed(banded)]
             out.append(f'<polygon class="band" points="{" ".join(edge)}" fill="{s.colour}" fill-opacity="0.08"/>')
         path = " ".join(f"{f.px(x):.1f},{f.py(y):.1f}" for x, y, *_ in run)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{s.colour}" stroke-width="1.8"'
+        out.append(f'<polyline points="{path}" fill="none" stroke="{s.colour}" stroke-width="{1.1 if context else 1.8}"'
                    + (f' stroke-dasharray="{s.dash}"' if s.dash else "") + "/>")
         for x, y, lo, hi in run:
             tip = f"{s.label}: {y:.4g} at {x:g}" + (f" [{lo:.4g}, {hi:.4g}]" if lo is not None and hi is not None else "")

@@ -66,7 +66,7 @@ def test_the_site_shows_a_cost_board_of_the_bench(record, tmp_path):
     db = tmp_path / "db.duckdb"
     ingest(tmp_path / "runs", tmp_path / "evals", db)
     render(db, tmp_path / "site")
-    html = (tmp_path / "site" / "index.html").read_text()
+    html = (tmp_path / "site" / "boards" / "bench-cpu-tiny-16-2.html").read_text()  # the board's own page
     start = html.index('id="bench-cpu-tiny-16-2"')
     board = html[start: html.index("</section>", start)]
     assert "What each encoding costs" in board and "Lightning tok/s" in board and "eval MiB 2x" in board

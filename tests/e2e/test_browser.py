@@ -2,9 +2,10 @@
 DevTools protocol, on a site rendered from a small real grid with two seeds and a one-seed board.
 
 Checks: no console errors; no request leaves file://; every link resolves; sorting follows each
-metric's direction; a filter hides rows; the compare view overlays two chosen encodings; a
-two-seed cell shows an interval and a one-seed board says "one seed"; nothing scrolls sideways at
-390 px; a screenshot of the index is kept (tmp dir, and results/test-artifacts/index.png).
+metric's direction; a board page's filter hides rows and their lines; the compare view overlays
+two chosen encodings; a two-seed cell shows an interval and a one-seed board says "one seed";
+nothing scrolls sideways at 390 px; a screenshot of the index is kept (tmp dir, and
+results/test-artifacts/index.png). The published site under a sub-path: test_published_site.py.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ def column_of(browser: Browser, table_id: str, key: str) -> int:
 
 
 def test_pages_load_without_errors_and_never_leave_file(site, browser):
-    pages = [site / "index.html", site / "compare.html", *sorted(site.glob("encodings/*.html")),
+    pages = [*sorted(site.glob("*.html")), *sorted(site.glob("boards/*.html")), *sorted(site.glob("encodings/*.html")),
              *sorted(site.glob("runs/*.html"))[:3]]
     for page in pages:
         browser.open(page.as_uri())
@@ -200,11 +201,13 @@ def test_pages_load_without_errors_and_never_leave_file(site, browser):
 
 
 def test_every_link_resolves(site):
-    for page in [site / "index.html", site / "compare.html", *site.glob("*/*.html")]:
+    for page in [*site.glob("*.html"), *site.glob("*/*.html")]:
         ids, links = collect(page.read_text())
         for href in links:
             target, _, fragment = href.partition("#")
-            assert "://" not in target, (page, href)  # nothing external
+            if target.startswith("https://arxiv.org/"):
+                continue  # an encoding's paper: the one external link
+            assert "://" not in target, (page, href)  # nothing else external
             if target:
                 assert (page.parent / target).resolve().is_file(), (page, href)
             else:
@@ -212,8 +215,8 @@ def test_every_link_resolves(site):
 
 
 def test_sorting_follows_each_metrics_direction(site, browser):
-    browser.open((site / "index.html").as_uri())
     for table, metric in (("t-lm-tiny-local", "bpb"), ("t-task-tiny-flip_flop-acc", "acc")):
+        browser.open((site / "boards" / f"{table[2:]}.html").as_uri())
         col = column_of(browser, table, "s1")
         assert col > 0
         browser.js(f"document.getElementById('{table}').tHead.rows[0].cells[{col}].click()")
@@ -224,19 +227,24 @@ def test_sorting_follows_each_metrics_direction(site, browser):
         assert [float(v) for v in visible_values(browser, table, col) if v] == best_first[::-1]
 
 
-def test_a_filter_hides_rows(site, browser):
-    browser.open((site / "index.html").as_uri())
+def test_a_filter_hides_rows_and_their_lines(site, browser):
+    browser.open((site / "boards" / "lm-tiny-local.html").as_uri())
     families = browser.js("""Array.prototype.map.call(document.querySelectorAll('#t-lm-tiny-local tbody tr'),
                              function (r) { return r.dataset.family; })""")
     assert len(set(families)) > 1
     browser.js("""var s = document.querySelector('#filters select[name=family]'); s.value = 'bias';
                   s.dispatchEvent(new Event('change', {bubbles: true}));""")
     shown = browser.js("""Array.prototype.filter.call(document.querySelectorAll('#t-lm-tiny-local tbody tr'),
-                          function (r) { return r.offsetParent !== null; }).map(function (r) { return r.dataset.family; })""")
-    assert shown == ["bias"] * families.count("bias") and len(shown) < len(families)
-    browser.js("""var s = document.querySelector('#filters select[name=task]'); s.value = 'flip_flop';
-                  s.dispatchEvent(new Event('change', {bubbles: true}));""")
-    assert browser.js("document.getElementById('lm-tiny-local').offsetParent === null")
+                          function (r) { return r.offsetParent !== null; }).map(function (r) { return r.dataset.encoding; })""")
+    assert len(shown) == families.count("bias") and len(shown) < len(families)
+    lines = browser.js("""Array.prototype.filter.call(document.querySelectorAll('svg.plot g.series'),
+                          function (g) { return getComputedStyle(g).display !== 'none'; }).map(function (g) { return g.dataset.key; })""")
+    assert sorted(lines) == sorted(shown)
+    assert browser.js("location.search") == "?family=bias"
+    browser.open((site / "boards" / "lm-tiny-local.html").as_uri() + "?family=bias")  # the address keeps the filter
+    assert browser.js("document.querySelector('#filters select[name=family]').value") == "bias"
+    assert browser.js("""Array.prototype.filter.call(document.querySelectorAll('#t-lm-tiny-local tbody tr'),
+                         function (r) { return r.offsetParent !== null; }).length""") == len(shown)
 
 
 def test_the_compare_view_overlays_two_chosen_encodings(site, browser):
@@ -261,9 +269,10 @@ def test_the_compare_view_overlays_two_chosen_encodings(site, browser):
 
 
 def test_intervals_for_two_seeds_and_one_seed_said(site, browser):
-    browser.open((site / "index.html").as_uri())
+    browser.open((site / "boards" / "lm-tiny-local.html").as_uri())
     ci = browser.js("document.querySelector('#t-lm-tiny-local tbody td.c-s1 .ci').textContent")
     assert ci.startswith("\u00b1") and float(ci[1:]) >= 0
+    browser.open((site / "boards" / "task-tiny-flip_flop-acc.html").as_uri())
     one = browser.js("document.getElementById('task-tiny-flip_flop-acc').textContent")
     assert "one seed" in one.lower()
 

@@ -44,7 +44,7 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     assert "Language modelling: local, size tiny" in capsys.readouterr().out  # the same boards in the terminal
     index = (project_root / "site" / "published" / "index.html").read_text()
     overview = index[index.index('id="overview"'):index.index('id="run"')]  # the first thing under the title
-    assert "Best on language modelling at the longest length" in overview and "#lm-tiny-local" in overview
+    assert "Best on language modelling at the longest length" in overview and "boards/lm-tiny-local.html" in overview
     assert 'id="snapshot"' in index and "the committed snapshot of pub" in index
     assert "Task flip_flop (acc)" in index
     assert len(list((project_root / "site" / "published" / "runs").glob("*.html"))) == 4
@@ -79,8 +79,8 @@ def test_a_new_encoding_trains_only_its_rows_beside_the_published_ones_and_is_su
     assert "2 training run(s) and 4 evaluation(s) added to results/" in out
     assert out.count("trained in") == 1 and "run 1/1 my-alibi/tiny/local/seed0" in out  # only its own row trains
     assert board_ids(project_root) == before  # adding an encoding renames no board
-    index = (project_root / "site" / "_build" / "index.html").read_text()
-    rows = [row for row in index.split("<tr") if "encodings/" in row and "yours, not published" in row]
+    board = (project_root / "site" / "_build" / "boards" / "lm-tiny-local.html").read_text()
+    rows = [row for row in board.split("<tr") if "encodings/" in row and "yours, not published" in row]
     assert rows and all("my-alibi" in row for row in rows)  # marked as the contributor's, the others not
     assert main(["--root", str(project_root), "submit", "my-alibi"]) == 0
     out = capsys.readouterr().out

@@ -154,6 +154,11 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
+def build_from(root: Path):
+    with connect_readonly(root / "results" / "posbench.duckdb") as con:
+        return build(con)
+
+
 def board(root: Path, board_id: str):
     with connect_readonly(root / "results" / "posbench.duckdb") as con:
         return build(con).find(board_id)
@@ -161,6 +166,15 @@ def board(root: Path, board_id: str):
 
 def index(root: Path) -> str:
     return (root / "site" / "index.html").read_text()
+
+
+def board_html(root: Path, board_id: str) -> str:
+    """A board's own page (site/boards/<id>.html): its table and its plot."""
+    return (root / "site" / "boards" / f"{board_id}.html").read_text()
+
+
+def method(root: Path) -> str:
+    return (root / "site" / "method.html").read_text()
 
 
 def section(html: str, board_id: str) -> str:
@@ -178,7 +192,7 @@ def test_cells_are_means_over_seeds_with_t_intervals(project):
     assert alibi.cells["score"].value == pytest.approx(sum(per_seed) / 3)
     assert alibi.cells["score"].interval.hi == pytest.approx(stats.seed_interval(per_seed).hi)
     assert lm.seeds == [0, 1, 2] and stats.METHOD in lm.method
-    html = section(index(project), "lm-tiny-lm")
+    html = section(board_html(project, "lm-tiny-lm"), "lm-tiny-lm")
     assert f"\u00b1{expected.half_width:.3f}" in html  # the interval reaches the page
 
 
@@ -196,7 +210,7 @@ def test_rank_intervals_span_what_paired_tests_cannot_separate_and_na_ranks_last
     learned = next(e for e in lm.entries if e.encoding == "learned")
     assert learned.cells["s2"].status == "not_applicable" and learned.cells["score"].value is None
     assert not any("overlap" in w for w in lm.warnings)  # alibi's interval is separated from the others
-    html = section(index(project), "lm-tiny-lm")
+    html = section(board_html(project, "lm-tiny-lm"), "lm-tiny-lm")
     assert re.search(r'<td class="c-rank" data-value="2\.0003" title="simultaneous[^"]*">2-3</td>', html)
 
 
@@ -206,7 +220,7 @@ def test_training_free_variants_are_marked_and_share_their_checkpoint(project):
     glue = board(project, "glue-tiny-lm")
     scores = {e.encoding: e.cells["glue_score"].value for e in glue.entries}
     assert scores["yarn"] == scores["rope"] == pytest.approx(0.61)  # the checkpoint's score
-    assert "&#8627; rope checkpoint" in section(index(project), "lm-tiny-lm")
+    assert "&#8627; rope checkpoint" in section(board_html(project, "lm-tiny-lm"), "lm-tiny-lm")
     cost = board(project, "cost-tiny-lm")
     assert next(e for e in cost.entries if e.encoding == "rope").shared_by == ["rope-llama3", "yarn"]
 
@@ -218,9 +232,9 @@ def test_a_one_seed_accuracy_board_says_so_and_shows_wilson_intervals(project):
     expected = stats.wilson_interval(90, 100)
     assert (cell.interval.lo, cell.interval.hi) == pytest.approx((expected.lo, expected.hi))
     assert {e.encoding: e.rank for e in recall.entries} == {"alibi": 1, "nope": 1}  # one seed: every rank a tie
-    html = section(index(project), "task-tiny-recall-acc")
+    html = section(board_html(project, "task-tiny-recall-acc"), "task-tiny-recall-acc")
     assert "One seed" in html and f"[{expected.lo:.3f}, {expected.hi:.3f}]" in html
-    lm_html = section(index(project), "lm-tiny-lm")
+    lm_html = section(board_html(project, "lm-tiny-lm"), "lm-tiny-lm")
     assert "one seed" not in lm_html.lower()
 
 
@@ -229,7 +243,7 @@ def test_a_board_at_chance_warns_and_ranks_nothing(project):
     assert flip.chance == 0.5
     assert any("sits at chance" in w for w in flip.warnings)
     assert all(e.rank is None for e in flip.entries)
-    html = section(index(project), "task-tiny-flip-acc")
+    html = section(board_html(project, "task-tiny-flip-acc"), "task-tiny-flip-acc")
     assert "Every row sits at chance (0.5)" in html and "chance level" in html
     assert "Every row sits at chance" in render_text(project / "results" / "posbench.duckdb", "task-tiny-flip-acc")
 
@@ -245,7 +259,7 @@ def test_overlap_warning_reaches_the_page(tmp_path):
         for seed, noise in enumerate(noises):
             results.bpb(results.run(enc, seed), {1: 2.0 + noise, 2: 2.1 + noise})
     render(results.database(), tmp_path / "site")
-    html = section((tmp_path / "site" / "index.html").read_text(), "lm-tiny-lm")
+    html = section(board_html(tmp_path, "lm-tiny-lm"), "lm-tiny-lm")
     assert "intervals of all rows overlap: this board does not separate" in html
 
 
@@ -276,7 +290,7 @@ def test_overlapping_intervals_that_paired_tests_separate_are_a_note_not_a_warni
         for seed, noise in enumerate((0.0, 0.3, -0.2)):
             results.bpb(results.run(enc, seed), {1: 2.0 + noise, 2: 2.1 + shift + noise + 0.001 * seed * (enc == "nope")})
     render(results.database(), tmp_path / "site")
-    html = section((tmp_path / "site" / "index.html").read_text(), "lm-tiny-lm")
+    html = section(board_html(tmp_path, "lm-tiny-lm"), "lm-tiny-lm")
     assert "does not separate" not in html
     assert "paired tests over shared seeds, which do separate rows" in html
 
@@ -296,19 +310,20 @@ def test_a_depth_board_has_every_scale_of_its_task(project):
     assert depth.scales == [1, 2, 4]  # alibi has no 4x example in this decile; nope has
     alibi = next(e for e in depth.entries if e.encoding == "alibi")
     assert alibi.cells["s4"].status == "missing"
-    assert 'data-col="s4"' in section(index(project), "breakdown-tiny-recall-acc_depth3")
+    assert 'data-col="s4"' in section(board_html(project, "breakdown-tiny-recall-acc_depth3"), "breakdown-tiny-recall-acc_depth3")
 
 
 def test_columns_sort_in_their_metrics_direction(project):
-    html = index(project)
     for board_id, metric in (("lm-tiny-lm", "bpb"), ("task-tiny-recall-acc", "acc")):
-        th = re.search(r'<th data-col="s1"[^>]*data-dir="(\w+)"', section(html, board_id)).group(1)
+        th = re.search(r'<th data-col="s1"[^>]*data-dir="(\w+)"', section(board_html(project, board_id), board_id)).group(1)
         assert th == ("asc" if lower_is_better(metric) else "desc")
 
 
 def test_ids_are_unique_and_links_resolve(project):
     site = project / "site"
-    for page in [site / "index.html", site / "compare.html", *site.glob("*/*.html")]:
+    pages = [*site.glob("*.html"), *site.glob("*/*.html")]
+    assert {"index.html", "compare.html", "findings.html", "method.html", "coverage.html"} <= {p.name for p in pages}
+    for page in pages:
         ids, links = collect(page.read_text())
         assert len(ids) == len(set(ids)), page
         for href in links:
@@ -347,6 +362,22 @@ def test_run_pages_show_policies_no_raw_none_and_no_machine_paths(project):
     assert "encodings/rope.yaml" in rope and ".../corpus" in rope
 
 
+def test_an_encoding_page_has_its_scores_and_ranks_on_every_board_and_its_papers_link(project):
+    page = (project / "site" / "encodings" / "alibi.html").read_text()
+    table = page[page.index('id="t-scores"'):]
+    table = table[:table.index("</table>")]
+    lb = build_from(project)
+    mine = [b for b in lb.all if any(e.encoding == "alibi" for e in b.entries)]
+    assert len(mine) >= 3
+    for b in mine:  # every board that has the row, linked, with the row's rank where the board ranks
+        assert f'href="../boards/{b.id}.html"' in table
+        entry = next(e for e in b.entries if e.encoding == "alibi")
+        if entry.cells.get("rank") and entry.cells["rank"].text:
+            row = next(r for r in table.split("<tr>") if f'../boards/{b.id}.html"' in r)
+            assert f">{entry.cells['rank'].text}<" in row
+    assert 'href="https://arxiv.org/' in page  # the paper's link: its arXiv page or an arXiv title search
+
+
 def test_each_encoding_page_lists_its_own_parameters(project):
     pages = project / "site" / "encodings"
     assert "beta_fast" in (pages / "yarn.html").read_text() and "low_freq_factor" not in (pages / "yarn.html").read_text()
@@ -362,7 +393,7 @@ def test_header_states_the_run(project):
 
 
 def test_the_glue_battery_is_documented(project):
-    html = index(project)
+    html = method(project)
     battery = html[html.index('id="battery-table"'):]
     battery = battery[: battery.index("</table>")]
     assert "SST-2" in battery and "0.50" in battery  # order mirrors SST-2; chance of a uniform guess
@@ -375,7 +406,7 @@ def test_compare_data_holds_every_entrys_seeds(project):
     s1 = lm["columns"].index("bpb 1x")
     assert lm["values"]["alibi"][s1] == [[seed, v[0]] for seed, v in BPB["alibi"].items()]
     assert data["t"]["2"] == pytest.approx(stats.seed_interval([0.0, 1.0, 2.0]).half_width / (1 / 3 ** 0.5), rel=1e-5)
-    assert 'class="series" data-key="alibi"' in html
+    assert re.search(r'class="series[^"]*" data-key="alibi"', html)
 
 
 def test_the_terminal_shows_every_board_in_80_columns(project, capsys):
@@ -408,7 +439,7 @@ def test_effective_length_uses_both_thresholds_and_states_them(project):
     assert eff == {"alibi": "1x", "nope": "<1x"}  # alibi: 0.9 at 1x, 0.45 at 2x; nope: 0.4 at 1x
     column = recall.column("effective_length").description
     assert "10% (relative)" in column and "50% exact match (absolute" in column
-    html = index(project)
+    html = method(project)
     assert "85.6%" in html and "50% accuracy" in html
 
 
@@ -431,8 +462,9 @@ def test_each_ranked_board_has_a_headline_naming_its_best_entry(project, capsys)
     assert board(project, "task-tiny-recall-acc").headline.endswith("with one seed no lead is significant.")
     assert board(project, "task-tiny-flip-acc").headline is None  # at chance: nothing to headline
     html = index(project)
-    top = html[html.index('id="headlines"'):html.index('id="lm"')]
-    assert 'href="#lm-tiny-lm"' in top and "ALiBi, ahead of every other entry" in top
+    listed = html[html.index('id="boards"'):html.index('id="downloads"')]  # the index lists each board with its headline
+    row = next(r for r in listed.split("<tr>") if 'href="boards/lm-tiny-lm.html"' in r)
+    assert "ALiBi, ahead of every other entry" in row
     assert main(["--root", str(project), "leaderboard", "--board", "lm-tiny-lm"]) == 0
     assert "At 4x: ALiBi, ahead of every other entry" in capsys.readouterr().out
 
@@ -445,32 +477,32 @@ def test_effective_length_is_shown_only_where_it_tells_rows_apart(project):
     assert any(n.startswith("Effective length (") and "does not tell these rows apart" in n for n in flip.notes)
 
 
-def test_every_encoding_of_a_site_has_a_style_of_its_own(project):
-    """The default job's eight encodings, and every encoding on a site, get distinct colours
-    (then dash patterns), the same on every page: the RoPE family's rows are told apart."""
-    quick = ["nope", "sinusoidal", "learned", "rope", "rope-pi", "rope-ntk", "yarn", "alibi"]
-    plots.assign_styles(quick)
-    assert len({plots.colour(n) for n in quick}) == len(quick)
-    many = [f"enc{i}" for i in range(len(plots.PALETTE) * 2)]
-    plots.assign_styles(many)
-    assert len({(plots.colour(n), plots.dash(n)) for n in many}) == len(many)
-    html = index(project)
-    swatches = dict(re.findall(r'data-encoding="([^"]+)">\s*<td class="c-rank".*?<span class="swatch" style="background: ([^"]+)"',
-                               section(html, "lm-tiny-lm"), re.S))
+def test_no_colour_repeats_on_one_plot_and_the_table_follows_the_plot(project):
+    """A plot's lines take the palette's distinct colours in the board's order, the rest grey
+    context (plots.plot_colours); a board page's table swatches carry the plot's colours."""
+    many = [f"enc{i}" for i in range(len(plots.PALETTE) + 5)]
+    colours = plots.plot_colours(many)
+    coloured = [c for c in colours.values() if c != plots.CONTEXT]
+    assert len(coloured) == len(set(coloured)) == len(plots.PALETTE)
+    assert [colours[n] for n in many[len(plots.PALETTE):]] == [plots.CONTEXT] * 5
+    html = board_html(project, "lm-tiny-lm")
+    swatches = dict(re.findall(r'<span class="swatch" data-key="([^"]+)" style="background: ([^"]+)"', html))
+    lines = dict(re.findall(r'<g class="series[^"]*" data-key="([^"]+)" data-order="\d+"><polygon[^>]*/?>?.*?'
+                            r'<polyline[^>]*stroke="([^"]+)"', html, re.S))
     assert len(set(swatches.values())) == len(swatches) >= 4
+    assert {k: v for k, v in lines.items()} == {k: swatches[k] for k in lines}
 
 
 def test_length_plots_share_the_board_axis_and_mark_chance(project):
     """An encoding page draws its row on the board's y range (ALiBi's flat line stays flat);
     a task plot draws the chance line; the compare view has a legend."""
     page = (project / "site" / "encodings" / "alibi.html").read_text()
-    board_svg = index(project).split('id="lm-tiny-lm"')[1]
+    board_svg = board_html(project, "lm-tiny-lm")
     ticks = lambda svg: re.findall(r'text-anchor="end"[^>]*>([0-9.]+)</text>', svg)  # noqa: E731
     lm_plot = next(s for s in re.findall(r"<svg.*?</svg>", page, re.S) if "Language modelling" in s)
     board_ticks = ticks(re.findall(r"<svg.*?</svg>", board_svg, re.S)[0])
     assert len(board_ticks) >= 3 and ticks(lm_plot) == board_ticks  # alibi alone spans 1.01-1.02: its own axis would
-    plot_after = lambda board_id: re.findall(r"<svg.*?</svg>", index(project).split(f'id="{board_id}"')[1]  # noqa: E731
-                                              .split("</section>", 1)[1], re.S)[0]
+    plot_after = lambda board_id: re.findall(r"<svg.*?</svg>", board_html(project, board_id), re.S)[0]  # noqa: E731
     assert 'class="chance"' in plot_after("task-tiny-recall-acc")  # chance 0.5
     assert 'class="chance"' not in plot_after("lm-tiny-lm")  # bits per byte: no chance level
     compare = (project / "site" / "compare.html").read_text()

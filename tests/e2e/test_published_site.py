@@ -1,0 +1,198 @@
+"""The published leaderboard as its readers get it: rendered from the committed snapshot
+(``leaderboard/``) by ``posbench site --published``, served by ``python -m http.server`` under a
+sub-path (as GitHub Pages serves a project's site, ``https://OWNER.github.io/REPO/``), and read in
+headless Chromium. Also: a board of 40 encodings whose plot, filtered to 3, draws 3 lines in 3
+colours of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from suite.cli.main import main
+from suite.report import plots
+from suite.report.site import render
+
+from tests.conftest import REPO
+from tests.e2e.test_browser import Browser
+from tests.report import test_site
+
+pytest.importorskip("websocket", reason="needs websocket-client (pip install -e '.[test]')")
+pytestmark = pytest.mark.skipif(shutil.which("chromium") is None,
+                                reason="needs Debian's chromium (scripts/install-system-deps.sh installs it as root)")
+
+SUB_PATH = "posbench"  # the repository's name, as a project's GitHub Pages address has it
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The published site at http://127.0.0.1:PORT/posbench/ (python -m http.server)."""
+    root = tmp_path_factory.mktemp("published")
+    shutil.copytree(REPO / "leaderboard", root / "leaderboard")
+    assert main(["--root", str(root), "site", "--published"]) == 0
+    serve = root / "serve"
+    shutil.copytree(root / "site" / "published", serve / SUB_PATH)
+    server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+                               "--directory", str(serve)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = server.stdout.readline()  # "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+        port = re.search(r"port (\d+)", line).group(1)
+        yield f"http://127.0.0.1:{port}/{SUB_PATH}/", serve / SUB_PATH
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    b = Browser(tmp_path_factory.mktemp("chromium-profile"), 1400, 900)
+    yield b
+    b.close()
+
+
+def biggest_board(site: Path, prefix: str) -> str:
+    """The id of the board of that kind with the most rows (its page's table rows)."""
+    pages = sorted(site.glob(f"boards/{prefix}-*.html"))
+    return max(pages, key=lambda p: (p.read_text().count("<tr data-family="), p.name)).stem
+
+
+def visible_series(browser: Browser, selector: str) -> list[dict]:
+    return browser.js(f"""Array.prototype.filter.call(document.querySelectorAll({json.dumps(selector)}),
+        function (g) {{ return getComputedStyle(g).display !== 'none'; }}).map(function (g) {{
+        return {{key: g.dataset.key, colour: g.querySelector('polyline').getAttribute('stroke')}}; }})""")
+
+
+def test_the_published_site_under_a_sub_path_opens_without_errors(served, browser):
+    """The index, an encoding's page, a board and the compare page with a selection from the URL."""
+    base, site = served
+    board = biggest_board(site, "lm")
+    for page in ("index.html", "encodings/alibi.html", f"boards/{board}.html", "compare.html?enc=alibi,rope"):
+        browser.open(base + page)
+        assert browser.js("document.title") and browser.js("document.querySelector('h1').textContent") == "PosBench"
+    assert browser.js("""Array.prototype.filter.call(document.querySelectorAll('#picker input'),
+                         function (i) { return i.checked; }).map(function (i) { return i.value; })""") == ["alibi", "rope"]
+    shown = visible_series(browser, f"#cmp-{board} svg g.series")
+    assert sorted(s["key"] for s in shown) == ["alibi", "rope"]
+    assert len({s["colour"] for s in shown}) == 2  # two colours of their own on that plot
+    assert browser.js("location.search") == "?enc=alibi,rope"  # the selection stays in the address
+    assert browser.errors() == []
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(base))
+    assert all(url.startswith((base, "data:")) for url in browser.requests()), browser.requests()
+    assert all(urlsplit(url).path.startswith(f"/{SUB_PATH}/") for url in browser.requests() if url.startswith(origin))
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if key in ("href", "src") and value and not value.startswith(("data:", "#")):
+                self.links.append(value)
+
+
+def test_no_link_of_the_published_site_is_broken(served):
+    """Every link of every page, followed through the server under the sub-path (external links,
+    the papers' arXiv pages, are https and left alone)."""
+    base, site = served
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    targets: set[str] = set()
+    for page in pages:
+        parser = Links()
+        parser.feed((site / page).read_text())
+        for href in parser.links:
+            if href.startswith("https://"):
+                assert href.startswith("https://arxiv.org/"), (page, href)  # the only external links: papers
+                continue
+            assert "://" not in href and not href.startswith("/"), (page, href)  # relative: works under any sub-path
+            targets.add(urljoin(base + page, href).split("#")[0])
+    assert len(targets) > 50
+    for url in sorted(targets):
+        assert url.startswith(base), url
+        try:
+            with urllib.request.urlopen(url, timeout=30) as reply:
+                assert reply.status == 200, url
+        except urllib.error.HTTPError as err:
+            pytest.fail(f"{url}: {err}")
+
+
+def test_the_index_answers_the_questions_in_its_first_screen_and_is_short(served, browser):
+    base, _ = served
+    browser.resize(1400, 900)
+    browser.open(base + "index.html")
+    answers = browser.js("""Array.prototype.map.call(document.querySelectorAll('#answers > li'),
+                            function (li) { return li.textContent.replace(/\\s+/g, ' ').trim(); })""")
+    for question in ("language modelling", "length-generalization task", "GLUE-style", "Cheapest"):
+        assert any(question.lower() in a.lower() for a in answers), (question, answers)
+    assert browser.js("document.getElementById('answers').getBoundingClientRect().bottom") <= 900
+    height = browser.js("document.documentElement.scrollHeight")
+    assert height < 6000, height
+    assert browser.js("document.documentElement.scrollWidth") <= 1400
+
+
+def test_a_filter_on_a_published_board_acts_on_its_plot_and_table_alike(served, browser):
+    base, site = served
+    board = biggest_board(site, "lm")
+    browser.open(base + f"boards/{board}.html")
+    rows = browser.js("document.querySelectorAll('tbody tr[data-encoding]').length")
+    assert len(visible_series(browser, "svg.plot g.series")) == rows > 20
+    browser.js("""var i = document.querySelector('#filters input[name=text]'); i.value = 'alibi, nope';
+                  i.dispatchEvent(new Event('input', {bubbles: true}));""")
+    shown_rows = browser.js("""Array.prototype.filter.call(document.querySelectorAll('tbody tr[data-encoding]'),
+                               function (r) { return r.style.display !== 'none'; }).map(function (r) { return r.dataset.encoding; })""")
+    assert 2 <= len(shown_rows) < rows
+    assert sorted(s["key"] for s in visible_series(browser, "svg.plot g.series")) == sorted(shown_rows)
+    assert browser.errors() == []
+
+
+@pytest.fixture(scope="module")
+def forty(tmp_path_factory):
+    """A site with one language-modelling board of 40 encodings at 2 seeds (records written the
+    way the runner writes them, figures chosen so that their order is known)."""
+    names = [f"enc{i:02d}" for i in range(40)]
+    added = {n: {"display_name": f"Encoding {i:02d}", "family": "rotary", "params": {"i": i}} for i, n in enumerate(names)}
+    test_site.SPECS.update(added)
+    try:
+        root = tmp_path_factory.mktemp("forty")
+        results = test_site.Results(root)
+        for i, name in enumerate(names):
+            for seed in (0, 1):
+                run = results.run(name, seed)
+                results.bpb(run, {1: 1.0 + i / 100 + seed / 1000, 2: 1.1 + i / 50 + seed / 1000})
+        render(results.database(), root / "site")
+    finally:
+        for n in names:
+            test_site.SPECS.pop(n)
+    return root / "site", names
+
+
+def test_a_plot_of_40_encodings_filtered_to_3_draws_3_lines_in_colours_of_their_own(forty, browser):
+    site, names = forty
+    browser.open((site / "boards" / "lm-tiny-lm.html").as_uri())
+    every = visible_series(browser, "svg.plot g.series")
+    assert len(every) == 40
+    coloured = [s["colour"] for s in every if s["colour"] != plots.CONTEXT]
+    assert len(coloured) == len(set(coloured)) == len(plots.PALETTE)  # past the palette: grey context, no repeat
+    picked = ["enc31", "enc35", "enc39"]  # all three grey before the filter: the filter gives them colours
+    browser.js(f"""var i = document.querySelector('#filters input[name=text]'); i.value = {json.dumps(', '.join(picked))};
+                   i.dispatchEvent(new Event('input', {{bubbles: true}}));""")
+    shown = visible_series(browser, "svg.plot g.series")
+    assert sorted(s["key"] for s in shown) == picked
+    assert sorted(s["colour"] for s in shown) == sorted(plots.PALETTE[:3])
+    swatches = browser.js("""Object.fromEntries(Array.prototype.map.call(document.querySelectorAll('tbody .swatch'),
+                             function (s) { return [s.dataset.key, getComputedStyle(s).backgroundColor]; }))""")
+    assert len({swatches[k] for k in picked}) == 3  # the table's swatches follow their lines
+    assert browser.js("location.search").startswith("?text=")  # the filter stays in the address
+    assert browser.errors() == []
