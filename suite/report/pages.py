@@ -370,7 +370,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):
             colours = board_colours(board)
-            plot = overlay(board, legend=False, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
+            plot = overlay(board, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
             page(links.board_page(board.id), "board.html", "../", b=board, colours=colours, plot=plot,
                  scatter=scatter if board in lb.glue else None, families=board.families)
     compare = {b.id: overlay(b) for b in lb.boards if b.compared}

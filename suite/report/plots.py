@@ -188,10 +188,15 @@ def _y_range(means: list[float], bands: list[float], bounds: tuple[float, float]
 
 
 def _legend(parts: list[str], x: float, y: float, items: list[tuple[str, str, str, str]]) -> None:
-    """items: (key, label, colour, dash); one line each."""
+    """items: (key, label, colour, dash); one line each. A grey context line's item is drawn hidden:
+    the site's script shows it when a filter gives that line a colour (``recolour`` in base.html)."""
+    shown = 0
     for i, (key, label, col, dsh) in enumerate(items):
-        yy = y + i * 15
-        parts.append(f'<g class="legend-item" data-key="{escape(key)}" data-order="{i}">'
+        hidden = col == CONTEXT
+        yy = y + (i if not hidden else shown) * 15
+        shown += not hidden
+        parts.append(f'<g class="legend-item" data-key="{escape(key)}" data-order="{i}"'
+                     + (' style="display:none"' if hidden else "") + ">"
                      f'<line x1="{x}" y1="{yy - 4}" x2="{x + 18}" y2="{yy - 4}" stroke="{col}" stroke-width="2.5"'
                      + (f' stroke-dasharray="{dsh}"' if dsh else "") + "/>"
                      + _text(x + 23, yy, label) + "</g>")
@@ -217,7 +222,8 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
                   [v for s in ranged for _, y, lo, hi in s.points if y is not None for v in (lo, hi) if v is not None],
                   bounds)
     legend_w = (max(len(s.label) for s in series) * CHAR_W + 36) if legend else 0
-    height = max(height, 60 + 15 * len(series)) if legend else height
+    in_legend = sum(1 for s in series if s.colour != CONTEXT)  # grey context lines have no legend line
+    height = max(height, 60 + 15 * in_legend) if legend else height
     f = _Frame(56, 26, width - 56 - 12, height - 26 - 44, min(xs), max(xs), *ys, log2_x=log2_x)
     if marker_x is not None:
         f.x0, f.x1 = min(f.x0, marker_x), max(f.x1, marker_x)
