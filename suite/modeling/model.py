@@ -9,6 +9,7 @@ V vocabulary (256 bytes).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import math
@@ -111,6 +112,24 @@ def flex_attend(q, k, v, encoding: PositionalEncoding, q_pos, k_pos, q0: int = 0
     return _FLEX[device](q, k, v, score_mod=score_mod, block_mask=block_mask)
 
 
+_RECORDED: list[torch.Tensor] | None = None  # see recorded_attention
+
+
+@contextlib.contextmanager
+def recorded_attention():
+    """Inside the block, every attention weight matrix [B, H, Tq, Tk] that :func:`attend`
+    computes on the explicit path is appended, in call order (layer by layer), to the list
+    this yields: the weights as the model uses them (after a sink's column is dropped, or an
+    encoding's own normalisation). For diagnostics (suite.evaluation.attention_sinks), which
+    force the explicit path, the general one, on every layer."""
+    global _RECORDED
+    outer, _RECORDED = _RECORDED, []
+    try:
+        yield _RECORDED
+    finally:
+        _RECORDED = outer
+
+
 QUERY_CHUNK = 256  # queries per chunk when a no-grad forward at a longer length takes a mask path
 
 
@@ -167,6 +186,8 @@ def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_
         weights = torch.cat((scores, sinks), dim=-1).softmax(dim=-1)[..., :-1]
     else:  # the softmax, unless the encoding has weights of its own (the normalize hook: stick-breaking)
         weights = encoding.normalize(scores, q0, k0)
+    if _RECORDED is not None:
+        _RECORDED.append(weights.detach())
     return F.dropout(weights, dropout, dropout > 0) @ v
 
 

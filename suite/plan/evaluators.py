@@ -49,4 +49,5 @@ EVALUATORS: Registry[Evaluator] = Registry("evaluator", Evaluator, members=(
     "suite.evaluation.lm_rolling",  # the same span through lm-eval's rolling log-likelihood
     "suite.evaluation.lmeval_task",  # a generated length-generalization task through lm-eval
     "suite.evaluation.glue_evaluator",  # GLUE-style fine-tuning of the backbone
+    "suite.evaluation.attention_sinks",  # the first token's attention-sink rate and strength (Gu et al. 2025)
 ))
