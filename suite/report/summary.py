@@ -30,6 +30,11 @@ class RecipeLine:
     lr: float | None
 
 
+# what a size's ``init`` (suite.modeling.init.INIT_SCHEMES) means, in the header's words
+INIT_WORDS = {"gpt2": "GPT-2's initialisation (std 0.02, tied output head)",
+              "pytorch": "PyTorch's default initialisation (untied output head)"}
+
+
 def header(con, runs: dict[str, dict]) -> dict:
     """The facts that state the run at the top of every page."""
     sizes: dict[str, list[dict]] = defaultdict(list)
@@ -42,6 +47,8 @@ def header(con, runs: dict[str, dict]) -> dict:
         spec = rows[0]["size_spec"]
         shape = ", ".join(f"{spec[k]} {label}" for k, label in (("n_layers", "layers"), ("d_model", "wide"),
                                                                    ("n_heads", "heads")) if spec.get(k) is not None)
+        if spec.get("init") in INIT_WORDS:  # "torchinit" in a size's name means this: say it
+            shape += f", {INIT_WORDS[spec['init']]}"
         counts = sorted({r["n_params"] for r in rows if r["n_params"] is not None})
         params = "unknown" if not counts else f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
         size_lines.append(SizeLine(name, shape, params))
