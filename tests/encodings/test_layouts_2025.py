@@ -1,0 +1,51 @@
+"""The hybrid layouts 2025's models shipped, each against its reference (golden values from
+scripts/golden/<name>.py): SmolLM3's NoPE-every-fourth-layer schedule."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from suite.encodings import ModelDims
+from suite.modeling.model import attention_mask
+
+from tests.encodings.helpers import golden, spec
+
+
+def layer_encoding(name: str, layer: int, head_dim: int, n_layers: int, train_len: int = 64):
+    s = spec(name)
+    return s.implementation()(s.resolved_params(), ModelDims(head_dim, 1, head_dim, n_layers, train_len, layer=layer))
+
+
+def attention_weights(enc, q: torch.Tensor, k: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T / sqrt(Dh) + mask) [T, T] of one head at position ids ``pos``, q and k
+    rotated by the layer's encoding when it rotates, the mask our model builds for it."""
+    if "rotate" in enc.active_hooks():
+        q, k = enc.rotate(q, k, pos, pos)
+    logits = (q @ k.transpose(-2, -1))[0, 0] / math.sqrt(q.shape[-1])
+    index = torch.arange(len(pos))  # the causal mask is over sequence indices
+    return (logits + attention_mask(enc, index, index)[0, 0]).softmax(-1)
+
+
+def test_smollm3_schedule_is_transformers_smollm3_layer_by_layer():
+    """encodings/smollm3.yaml against transformers' SmolLM3 (scripts/golden/smollm3.py): each of
+    12 layers rotates exactly where SmolLM3Config's no_rope_layers says (NoPE at layers 3, 7,
+    11), at the golden's RoPE base, with global attention; its attention weights are those of
+    SmolLM3Attention's forward, and a RoPE layer rotates q and k as SmolLM3RotaryEmbedding's
+    cos/sin do."""
+    g = golden("smollm3")
+    q, k = (torch.tensor(g[n])[None, None] for n in ("q", "k"))
+    pos = torch.tensor(g["positions"])
+    for layer, ref in enumerate(g["per_layer"]):
+        enc = layer_encoding("smollm3", layer, g["head_dim"], g["layers"])
+        assert enc.attention_window is None and ref["sliding_window"] is None, layer
+        rotates = "rotate" in enc.active_hooks()
+        assert rotates == bool(ref["use_rope"]) == bool(g["no_rope_layers"][layer]), layer
+        if rotates:
+            assert enc.inner.params.base == g["rope_theta"], layer
+            q_rot, k_rot = enc.rotate(q.clone(), k.clone(), pos, pos)
+            torch.testing.assert_close(q_rot[0, 0], torch.tensor(g["q_rotated"]), atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(k_rot[0, 0], torch.tensor(g["k_rotated"]), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(attention_weights(enc, q.clone(), k.clone(), pos), torch.tensor(ref["weights"]),
+                                   atol=1e-5, rtol=1e-5, msg=f"layer {layer}")
