@@ -49,3 +49,17 @@ def test_smollm3_schedule_is_transformers_smollm3_layer_by_layer():
             torch.testing.assert_close(k_rot[0, 0], torch.tensor(g["k_rotated"]), atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(attention_weights(enc, q.clone(), k.clone(), pos), torch.tensor(ref["weights"]),
                                    atol=1e-5, rtol=1e-5, msg=f"layer {layer}")
+
+
+def test_swan_gpt_schedule_is_the_papers_layout():
+    """encodings/swan-gpt.yaml against SWAN-GPT's stated layout (scripts/golden/swan_gpt.py; the
+    paper has no public code): global NoPE in layers 0, 4, 8, RoPE with a sliding window in
+    the others, the window a quarter of the training length as the other hybrid specs'."""
+    g = golden("swan-gpt")
+    for layer, ref in enumerate(g["layers"]):
+        enc = layer_encoding("swan-gpt", layer, 16, len(g["layers"]))
+        if ref["encoding"] == "nope":
+            assert not enc.active_hooks() and enc.attention_window is None, layer
+        else:
+            assert enc.active_hooks() == {"rotate"}, layer
+            assert (enc.attention_window.size, enc.attention_window.kind) == (64 // 4, ref["window"]), layer
