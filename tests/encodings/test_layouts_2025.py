@@ -1,5 +1,7 @@
 """The hybrid layouts 2025's models shipped, each against its reference (golden values from
-scripts/golden/<name>.py): SmolLM3's NoPE-every-fourth-layer schedule."""
+scripts/golden/<name>.py): SmolLM3's NoPE-every-fourth-layer schedule, SWAN-GPT's global NoPE
+with windowed RoPE, and the rotary of Qwen3-Next's full-attention layers (its only positional
+part: its other layers are Gated DeltaNet, which this project has no layer for)."""
 
 from __future__ import annotations
 
@@ -63,3 +65,24 @@ def test_swan_gpt_schedule_is_the_papers_layout():
         else:
             assert enc.active_hooks() == {"rotate"}, layer
             assert (enc.attention_window.size, enc.attention_window.kind) == (64 // 4, ref["window"]), layer
+
+
+def test_rope_partial_is_qwen3_next_full_attention_rotary():
+    """encodings/rope-partial.yaml rotates q and k exactly as Qwen3-Next's full-attention layers
+    do (scripts/golden/qwen3_next.py: transformers' Qwen3NextRotaryEmbedding at its default
+    partial_rotary_factor 0.25 and rope_theta 10^4, through apply_rotary_pos_emb), the layers
+    transformers' Qwen3NextConfig makes full attention being every fourth (3, 7, 11)."""
+    from tests.encodings.helpers import dims, encoding
+
+    g = golden("qwen3-next")
+    assert [i for i, t in enumerate(g["layer_types"]) if t == "full_attention"] == [3, 7, 11]
+    enc = encoding("rope-partial", dims(head_dim=g["head_dim"]))
+    assert enc.params.fraction == g["rope_parameters"]["partial_rotary_factor"]
+    assert enc.params.base == g["rope_parameters"]["rope_theta"]
+    q, k = (torch.tensor(g[n])[None, None] for n in ("q", "k"))
+    pos = torch.tensor(g["positions"])
+    q_rot, k_rot = enc.rotate(q.clone(), k.clone(), pos, pos)
+    for got, name in ((q_rot, "q_rotated"), (k_rot, "k_rotated"), (q_rot @ k_rot.transpose(-2, -1), "logits")):
+        torch.testing.assert_close(got[0, 0], torch.tensor(g[name]), atol=1e-5, rtol=1e-5, msg=name)
+    rotary_dim = g["rotary_dim"]
+    assert torch.equal(q_rot[..., rotary_dim:], q[..., rotary_dim:])  # the other 3/4 carry no position
