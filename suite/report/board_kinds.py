@@ -31,68 +31,9 @@ class BoardKind:
         raise NotImplementedError
 
 
-BOARD_KINDS: Registry[BoardKind] = Registry("board kind", BoardKind)
+# its members are the modules of suite.report.kinds, one kind each, imported on the first lookup
+BOARD_KINDS: Registry[BoardKind] = Registry("board kind", BoardKind, members="suite.report.kinds")
 
 
 def kind_of(board) -> type[BoardKind]:
     return BOARD_KINDS.get(board.kind)
-
-
-@BOARD_KINDS.register("lm")
-class LanguageModellingBoard(BoardKind):
-    order = 0
-    overlaid = True
-    metric_in_id = False
-    carries_checkpoint_columns = True
-    # 0.1 bits per byte: beyond the training length encodings differ by tenths to whole bits
-    # (ALiBi 2.86 against xPos 3.57 at 16x), while within it they agree to a few hundredths;
-    # a tenth is about 3% of a tiny model's bpb, the least gap worth a ranking's claim
-    effect = 0.1
-    effect_unit = "bits per byte"
-
-    @staticmethod
-    def title(task, metric, size):
-        return f"Language modelling: {task}, size {size}"
-
-
-@BOARD_KINDS.register("task")
-class TaskBoard(BoardKind):
-    order = 1
-    overlaid = True
-    # 0.2 exact match: one example in five. Length generalization fails in steps (passkey
-    # from 1.0 to 0 beyond the training length), so the differences a task board exists to
-    # show are this large or larger; smaller ones are within a few hundred examples' noise
-    effect = 0.2
-    effect_unit = "exact match"
-
-    @staticmethod
-    def title(task, metric, size):
-        return f"Task {task} ({metric}), size {size}"
-
-
-@BOARD_KINDS.register("breakdown")
-class BreakdownBoard(BoardKind):
-    """A task's figures on the examples whose answer lies in one depth decile."""
-
-    order = 2
-    ranked = False
-    compared = False
-
-    @staticmethod
-    def title(task, metric, size):
-        return f"Task {task}: {metric} (examples of one {metric.split('_depth')[0]} depth decile), size {size}"
-
-
-@BOARD_KINDS.register("glue")
-class GlueBoard(BoardKind):
-    """The GLUE-style battery of whole checkpoints (suite.report.leaderboard)."""
-
-    # 0.05 of the score: fine-tuning scores of encodings on a backbone differ by a few points
-    # (the papers report 1-5 GLUE points between them), so a ranking that cannot see five is moot
-    effect = 0.05
-    effect_unit = "GLUE-style score"
-
-
-@BOARD_KINDS.register("cost")
-class CostBoard(BoardKind):
-    """Training cost, or a ``posbench bench`` record (suite.report.leaderboard)."""

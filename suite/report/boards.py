@@ -26,54 +26,14 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import fmean
 
-from suite.report import ranking, stats
+from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS
+from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, sampling_floors,
+                                      seed_cell, slug)
 # the boards' types, which the pages and the terminal import from here too
 from suite.report.board_types import SHARE, Board, Cell, Column, Entry  # noqa: F401
-from suite.report.headlines import headline
 from suite.report.figures import Recipe, info_of, is_breakdown
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
-
-# -- cells -----------------------------------------------------------------------------------------------------
-
-
-def _usable(f: dict) -> bool:
-    return f["value"] is not None and f["status"] in ("ok", "partial")
-
-
-def _average_duplicates(rows: list[dict]) -> dict[int, float]:
-    """seed -> value; two figures of one seed (two runs of one recipe) are averaged."""
-    by_seed: dict[int, list[float]] = defaultdict(list)
-    for f in rows:
-        if _usable(f):
-            by_seed[f["seed"]].append(f["value"])
-    return {seed: fmean(vs) for seed, vs in by_seed.items()}
-
-
-def sampling_floors(rows: list[dict]) -> dict[int, float]:
-    """seed -> the sampling variance p(1 - p) / n of a share at that seed (its runs' examples pooled)."""
-    values, examples = _average_duplicates(rows), defaultdict(int)
-    for f in rows:
-        if _usable(f) and f["n"]:
-            examples[f["seed"]] += f["n"]
-    return {seed: stats.sampling_variance(v, examples[seed]) for seed, v in values.items() if examples[seed]}
-
-
-def seed_cell(rows: list[dict], share: bool) -> tuple[Cell, dict[int, float]]:
-    """The cell of one entry at one column: mean over seeds and its interval."""
-    values = _average_duplicates(rows)
-    if not values:
-        status = "not_applicable" if rows and all(f["status"] == "not_applicable" for f in rows) else "missing"
-        return Cell(status=status), {}
-    floors = sampling_floors(rows) if share else {}
-    interval = stats.seed_interval(list(values.values()), floor=fmean(floors.values()) if floors else None,
-                                   share=share)
-    if interval.n == 1 and share:
-        usable = [f for f in rows if _usable(f) and f["n"]]
-        if usable:
-            n = sum(f["n"] for f in usable)
-            interval = stats.wilson_interval(sum(f["value"] * f["n"] for f in usable), n)
-    return Cell(interval.mean, interval), values
 
 
 def _summary(per_seed_columns: list[dict[int, float]], seeds) -> dict[int, float | None]:
@@ -83,16 +43,6 @@ def _summary(per_seed_columns: list[dict[int, float]], seeds) -> dict[int, float
         vals = [col.get(seed) for col in per_seed_columns]
         out[seed] = None if not vals or any(v is None for v in vals) else fmean(vals)
     return out
-
-
-def _interval_text(board_seeds: int, share: bool) -> str:
-    if board_seeds > 1:
-        return f"{stats.METHOD} over the seeds each row has" + (
-            " (an accuracy's standard error at least its sampling error over examples, its interval within [0, 1])"
-            if share else "")
-    if share:
-        return "one seed: each interval is the Wilson 95% interval over the examples of that one model (not over seeds)"
-    return "one seed: no interval over seeds, so differences between rows cannot be told from noise"
 
 
 # -- scale boards (language modelling, tasks, breakdowns) -------------------------------------------------------
@@ -105,16 +55,6 @@ def _scale_board_key(f: dict, runs: dict) -> tuple | None:
     recipe = run["recipe"] if run else Recipe(None, None, None, None)
     kind = "lm" if f["metric"] == "bpb" else "breakdown" if is_breakdown(f["metric"]) else "task"
     return kind, f["size"], f["task"], f["metric"], recipe
-
-
-def _entry(f: dict) -> Entry:
-    shared = f["trained_as"] if f["trained_as"] and f["trained_as"] != f["encoding"] else None
-    return Entry(f["encoding"], f["display_name"] or f["encoding"], f["family"], shared)
-
-
-def _slug(*parts) -> str:
-    text = "-".join(str(p) for p in parts if p is not None)
-    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text.lower())
 
 
 def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
@@ -140,20 +80,6 @@ def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
     return boards
 
 
-def first_recipes(runs: dict) -> dict[tuple, object]:
-    """(size, task) -> the recipe whose runs finished first. Its boards keep the plain id
-    (``lm-tiny-lm``); a later recipe's boards add the recipe to theirs (``lm-tiny-lm-l64-100x16``)
-    and are listed after it, so adding a grid (a smoke run, a contributor's budget) never
-    renames a board that exists, and a published snapshot, computed before, keeps its ids."""
-    earliest: dict[tuple, tuple] = {}
-    for r in runs.values():
-        key = (r["size"], r["task"])
-        mark = (r["finished_at"] or "~", r["recipe"].label)  # unknown dates last; the label breaks ties
-        if key not in earliest or mark < earliest[key][0]:
-            earliest[key] = (mark, r["recipe"])
-    return {key: recipe for key, (_, recipe) in earliest.items()}
-
-
 def _metric_order(metric: str) -> tuple:
     base, _, depth = metric.partition("_depth")
     return (base, int(depth) if depth.isdigit() else -1, metric)
@@ -175,11 +101,11 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows, i
     if chance is None and info is not None:
         chance = info.chance
     for f in rows:
-        entries.setdefault(f["encoding"], _entry(f))
+        entries.setdefault(f["encoding"], entry_of(f))
         by_entry[f["encoding"]][f["scale"]].append(f)
         if f["eval_len"] is not None:
             eval_len.setdefault(f["scale"], f["eval_len"])
-    seeds = sorted({f["seed"] for f in rows if _usable(f)})
+    seeds = sorted({f["seed"] for f in rows if is_usable(f)})
     unit = f" ({info.unit})" if info and info.unit else ""
     name = info.display_name if info else metric
     columns = [Column(f"s{s}", f"{what} {s}x", f"{s}x {what}",
@@ -193,15 +119,15 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows, i
             if share:
                 entry.floors[f"s{s}"] = sampling_floors(by_entry[enc].get(s, []))
     most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
-    board = Board(_slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
+    board = Board(slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
                   kind, title, size, task, metric, columns, list(entries.values()), seeds,
-                  _interval_text(most_seeds, share), lower, chance, recipe.seq_len, recipe.label,
+                  interval_text(most_seeds, share), lower, chance, recipe.seq_len, recipe.label,
                   scales=scales, eval_len=eval_len)
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():
         _summarise(entry, per_scale[enc], scales, seeds, share, lower)
     # "which encoding extrapolates best": ranked at the longest scale, not by a mean that mixes in 1x
-    _rank_and_warn(board, f"s{max(scales)}", ranked=board_kind.ranked)
+    rank_and_warn(board, f"s{max(scales)}", ranked=board_kind.ranked)
     _drop_uninformative_effective_length(board)
     if board_kind.compared:
         board.compared = [c.key for c in board.columns if c.group in ("scale", "score")]
@@ -276,86 +202,3 @@ def _summarise(entry: Entry, per_scale: dict[int, dict[int, float]], scales, see
                                            None if eff is None else ("<1x" if eff == 0 else f"{eff}x"))
 
 
-def _all_at_chance(board: Board) -> bool:
-    """Every column that has a chance level sits at it in every row (and there is such a column)."""
-    judged = [c for c in board.columns if c.group in ("scale", "task") and c.chance is not None]
-    if not judged:
-        return False
-    for col in judged:
-        intervals = [e.cells[col.key].interval for e in board.entries if e.cells[col.key].interval is not None]
-        if intervals and not stats.all_at_chance(intervals, col.chance, bool(col.lower_is_better)):
-            return False
-    return True
-
-
-def _all_zero(board: Board) -> bool:
-    """An accuracy board (no chance level recorded) on which no entry answers any example."""
-    info = info_of(board.metric) if board.metric else None
-    values = [e.cells[c.key].value for e in board.entries for c in board.columns if c.group == "scale"]
-    return bool(info and info.unit == SHARE and values and all(v in (None, 0) for v in values)
-                and any(v == 0 for v in values))
-
-
-def _rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
-    """Rank intervals from Holm-corrected paired tests at ``summary`` (:mod:`.ranking`), rows in
-    the order of their means there; warnings instead of ranks where they would rank noise.
-
-    A per-depth breakdown (a few examples per decile) is a diagnostic: it gets the warnings, not ranks."""
-    lower = board.lower_is_better
-    summaries = [e.cells[summary].interval for e in board.entries if e.cells[summary].interval is not None]
-    at_chance = _all_at_chance(board)
-    if at_chance:
-        level = "" if board.chance is None else f" ({board.chance:.3g})"
-        board.warnings.append(f"Every row sits at chance{level}: no entry is better than chance beyond its interval "
-                              "at any length, so this board measures nothing and is not ranked.")
-    if not at_chance and board.chance is None and _all_zero(board):
-        board.warnings.append("Every row scores 0 at every length: no encoding solves this task, so it is not ranked.")
-        at_chance = True
-    tests = ranks = None
-    if ranked and not at_chance:
-        tests = ranking.pairwise({e.encoding: e.per_seed.get(summary, {}) for e in board.entries}, bool(lower),
-                                 {e.encoding: e.floors.get(summary, {}) for e in board.entries})
-        ranks = ranking.rank_intervals(tests)
-    bounded = [i for i in summaries if i.lo is not None]
-    if not at_chance and len(bounded) > 1 and stats.all_overlap(bounded):
-        if tests is not None and tests.wins.any():  # the paired tests tell rows apart where the unpaired intervals cannot
-            board.notes.append("The 95% intervals of all rows overlap (each over its own seeds); the ranks come from "
-                               "paired tests over shared seeds, which do separate rows: a seed's models share their "
-                               "data, so paired differences are tighter than the intervals.")
-        else:
-            board.warnings.append("The 95% intervals of all rows overlap: this board does not separate these encodings."
-                                  + (" Ranks come from paired tests over shared seeds; a rank interval such as 1-4 "
-                                     "means the row could be anywhere from 1st to 4th." if ranked else ""))
-    if not ranked:
-        board.notes.append("A breakdown of a few examples per decile: not ranked.")
-    else:
-        _rank_column(board, summary, ranks or {})
-        if tests is not None:
-            kind = BOARD_KINDS.get(board.kind)
-            note, warning = ranking.power_statement(kind.effect, kind.effect_unit, board.column(summary).label, tests,
-                                                    len(board.seeds))
-            board.notes += [note] if note else []
-            board.warnings += [warning] if warning else []
-    # rows in the order of their means (the point estimate): a rank would reward a noisy row
-    sign = 1 if lower else -1
-    board.entries.sort(key=lambda e: (e.cells[summary].value is None, sign * (e.cells[summary].value or 0),
-                                      e.display_name))
-    if tests is not None:
-        board.headline, board.headline_status = headline(board, summary, tests)
-
-
-def _rank_column(board: Board, summary: str, ranks: dict[str, tuple[int, int]]) -> None:
-    if len(board.seeds) == 1:
-        board.notes.append(f"One seed (seed {board.seeds[0]}): no rank is separated; run more seeds to separate rows.")
-    board.ranked_by = summary
-    by = board.column(summary).label
-    board.notes.append(f"Ranked by {by}; rows in the order of their means.")
-    board.columns.insert(0, Column(
-        "rank", "rank", "#", f"rank interval in {by}: from 1 + the number of rows significantly better to N - the "
-        f"number significantly worse (paired t-tests over shared seeds, Holm-corrected over all the board's pairs, "
-        f"p < {stats.ALPHA}); '1' is first for certain, '2-7' anywhere from 2nd to 7th", True, 0, "rank"))
-    for e in board.entries:
-        lo, hi = ranks.get(e.encoding, (None, None))
-        e.cells["rank"] = (Cell(status="missing") if lo is None else
-                           Cell(lo, stats.Interval(lo, lo, hi, len(ranks), ranking.RANK_METHOD), "ok",
-                                ranking.rank_text(lo, hi)))

@@ -69,36 +69,6 @@ def load_figures(con) -> list[dict]:
                           FROM figures ORDER BY size, task, metric, encoding, scale, seed""")
 
 
-@dataclass(frozen=True)
-class GlueSetting:
-    """A GLUE-style fine-tuning protocol (the evaluator's settings) as the boards tell two apart."""
-
-    settings: str  # canonical JSON
-    steps: int | None
-    tasks: tuple[str, ...]
-
-    @classmethod
-    def of(cls, settings: dict) -> "GlueSetting":
-        return cls(json.dumps(settings, sort_keys=True), settings.get("steps"), tuple(settings.get("tasks") or ()))
-
-    @property
-    def label(self) -> str:
-        tasks = f" on {', '.join(self.tasks)}" if self.tasks else ""
-        return f"fine-tuned {self.steps} steps{tasks}"
-
-    @property
-    def slug(self) -> str:
-        import hashlib
-
-        return f"ft{self.steps}-{hashlib.sha256(self.settings.encode()).hexdigest()[:6]}"
-
-
-def load_glue_settings(con) -> dict[str, tuple[GlueSetting, str]]:
-    """eval_id -> (its GLUE-style setting, when it finished) for every GLUE-style evaluation."""
-    return {r["eval_id"]: (GlueSetting.of(json.loads(r["settings"])), r["finished_at"] or "~")
-            for r in _dicts(con, "SELECT eval_id, settings, finished_at FROM evaluations WHERE evaluator = 'glue'")}
-
-
 def info_of(metric: str) -> MetricInfo | None:
     """A metric's metadata; a per-depth breakdown (``acc_depth3``) has its base metric's."""
     info = metric_info()

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.power import TTestPower
 
-from suite.report.board_kinds import LanguageModellingBoard, TaskBoard
+from suite.report.kinds.language_modelling import LanguageModellingBoard
+from suite.report.kinds.task import TaskBoard
 from suite.report.ranking import pairwise, seeds_needed
 from suite.report.stats import ALPHA
 

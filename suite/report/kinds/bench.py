@@ -1,0 +1,65 @@
+"""The boards of ``posbench bench`` records: what each encoding costs, measured in one process."""
+
+from __future__ import annotations
+
+import duckdb
+
+from suite.report.board_parts import slug
+from suite.report.board_types import Board, Cell, Column, Entry
+from suite.report.figures import _dicts
+
+BENCH_COLUMNS = (  # metric, header, terminal header, description, lower is better, digits
+    ("train_tokens_per_s", "Lightning tok/s", "L tok/s", "training tokens per second through the Lightning module "
+     "(median of timed steps); in brackets, the ratio to NoPE in the same run", False, 0),
+    ("bare_train_tokens_per_s", "bare loop tok/s", "bare tok/s", "the same model, optimizer and batches in a plain "
+     "PyTorch loop", False, 0),
+    ("lightning_vs_bare", "Lightning / bare", "L/bare", "the Lightning loop's speed as a share of the bare loop's", False, 2),
+    ("train_mfu", "MFU", "MFU", "model FLOP utilization of the training step against this machine's measured "
+     "matmul peak (6 N + 12 L T d FLOPs a token)", False, 2),
+)
+
+
+def bench_boards(con) -> list[Board]:
+    """The latest ``posbench bench`` of each shape and device (the ``bench`` table): one row
+    per encoding, its training and evaluation speed and evaluation memory."""
+    try:
+        rows = _dicts(con, "SELECT * FROM bench ORDER BY created_at")
+    except duckdb.Error:  # a database written before the bench table existed
+        return []
+    latest: dict[tuple, str] = {}
+    for r in rows:
+        latest[(r["device"], r["size"], r["d_model"], r["n_layers"], r["seq_len"], r["batch"])] = r["bench_id"]
+    boards = []
+    for key, bench_id in sorted(latest.items(), key=lambda kv: str(kv[0])):
+        mine = [r for r in rows if r["bench_id"] == bench_id]
+        scales = sorted({r["scale"] for r in mine if r["scale"] is not None})
+        columns = [Column(m, label, short, desc, lower, digits, "cost") for m, label, short, desc, lower, digits in BENCH_COLUMNS]
+        columns += [Column(f"eval_tokens_per_s@{s}", f"eval tok/s {s}x", f"ev {s}x", f"evaluation tokens per second "
+                           f"at {s}x the benchmark length (ratio to NoPE)", False, 0, "cost") for s in scales]
+        columns += [Column(f"eval_peak_mib@{s}", f"eval MiB {s}x", f"MiB {s}x", f"peak evaluation memory at {s}x, "
+                           "MiB above the resident set before the forward (ratio to NoPE)", True, 1, "cost") for s in scales]
+        entries: dict[str, Entry] = {}
+        for r in mine:
+            shown = f"{r['display_name'] or r['encoding']} ({r['attention_path']} path)"
+            entry = entries.setdefault(r["encoding"], Entry(r["encoding"], shown, None, None))
+            col = r["metric"] if r["scale"] is None else f"{r['metric']}@{r['scale']}"
+            if r["value"] is not None and any(c.key == col for c in columns):
+                digits = next(c.digits for c in columns if c.key == col)
+                ratio = "" if r["vs_nope"] is None or col in ("lightning_vs_bare", "train_mfu") else f" ({r['vs_nope']:.2f}x)"
+                text = f"{r['value']:.0%}" if col == "train_mfu" else f"{r['value']:,.{digits}f}{ratio}"
+                entry.cells[col] = Cell(r["value"], None, "ok", text)
+        for entry in entries.values():
+            for c in columns:
+                entry.cells.setdefault(c.key, Cell(status="missing"))
+        device, size, d, n_layers, seq_len, batch = key
+        first = mine[0]
+        title = (f"What each encoding costs: {size or f'd={d}, {n_layers} layers'}, T={seq_len}, batch {batch}, {device} "
+                 f"({first['machine']}, {first['created_at']})")
+        board = Board(slug("bench", device, size or d, seq_len, batch), "cost", title, size or str(d), "bench", None,
+                      columns, sorted(entries.values(), key=lambda e: e.encoding), [],
+                      f"one run of posbench bench ({bench_id}); matmul peak {first['matmul_peak_flops'] / 1e9:.0f} GFLOP/s",
+                      None, train_len=seq_len)
+        board.notes.append("Measured by `posbench bench` in one process: ratios to NoPE are within that run, on one "
+                           "machine whose load the record states.")
+        boards.append(board)
+    return boards

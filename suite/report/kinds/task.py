@@ -1,0 +1,20 @@
+"""The board kind of the length-generalization tasks: a task's metric at every scale."""
+
+from __future__ import annotations
+
+from suite.report.board_kinds import BOARD_KINDS, BoardKind
+
+
+@BOARD_KINDS.register("task")
+class TaskBoard(BoardKind):
+    order = 1
+    overlaid = True
+    # 0.2 exact match: one example in five. Length generalization fails in steps (passkey
+    # from 1.0 to 0 beyond the training length), so the differences a task board exists to
+    # show are this large or larger; smaller ones are within a few hundred examples' noise
+    effect = 0.2
+    effect_unit = "exact match"
+
+    @staticmethod
+    def title(task, metric, size):
+        return f"Task {task} ({metric}), size {size}"
