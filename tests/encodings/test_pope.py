@@ -53,12 +53,13 @@ def test_pope_logits_are_relative_and_magnitudes_ignore_position():
     """Shifting every id by the same amount leaves the logits unchanged (they depend on t - s);
     the magnitude of each coordinate pair is softplus of the input, whatever the position."""
     _, enc = reference_pope()
-    q, k = torch.randn(1, 2, 9, 32), torch.randn(1, 2, 9, 32)
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 2, 9, 32, generator=gen), torch.randn(1, 2, 9, 32, generator=gen)
     pos = torch.arange(9)
     with torch.no_grad():
         a = (lambda q2, k2: q2 @ k2.transpose(-2, -1))(*enc.rotate(q, k, pos, pos))
-        b = (lambda q2, k2: q2 @ k2.transpose(-2, -1))(*enc.rotate(q, k, pos + 1000, pos + 1000))
-        torch.testing.assert_close(a, b, atol=2e-4, rtol=1e-4)
+        b = (lambda q2, k2: q2 @ k2.transpose(-2, -1))(*enc.rotate(q, k, pos + 100, pos + 100))
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)  # float32 phases at ids ~100
         _, k2 = enc.rotate(q, k, pos, pos)
         pairs = k2.unflatten(-1, (32, 2))
         torch.testing.assert_close(pairs.norm(dim=-1), torch.nn.functional.softplus(k), atol=1e-6, rtol=1e-6)
