@@ -58,8 +58,10 @@ class Entry:
         return None if cell is None or cell.interval is None else int(cell.interval.hi)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Board:
+    """One board; built by keyword only (its fields are many, and several are alike in type)."""
+
     id: str
     kind: str  # lm, task, breakdown, glue, cost
     title: str

@@ -119,9 +119,10 @@ def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows, i
             if share:
                 entry.floors[f"s{s}"] = sampling_floors(by_entry[enc].get(s, []))
     most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
-    board = Board(slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
-                  kind, title, size, task, metric, columns, list(entries.values()), seeds,
-                  interval_text(most_seeds, share), lower, chance, recipe.seq_len, recipe.label,
+    board = Board(id=slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
+                  kind=kind, title=title, size=size, task=task, metric=metric, columns=columns,
+                  entries=list(entries.values()), seeds=seeds, method=interval_text(most_seeds, share),
+                  lower_is_better=lower, chance=chance, train_len=recipe.seq_len, recipe=recipe.label,
                   scales=scales, eval_len=eval_len)
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():

@@ -22,8 +22,9 @@ def odd_board() -> Board:
                    "s1": Cell(1.0 + rank[0], Interval(1.0 + rank[0], 0.9 + rank[0], 1.1 + rank[0], 3,
                                                         "mean over seeds, 95% Student-t interval"))}
         entries.append(e)
-    return Board("lm-odd", "lm", f"Language modelling: {ODD}", "tiny", "lm", "bpb", columns, entries, [0, 1, 2],
-                 "mean over seeds", True, headline=f"At 1x: {ODD}, ahead of every other entry.",
+    return Board(id="lm-odd", kind="lm", title=f"Language modelling: {ODD}", size="tiny", task="lm", metric="bpb",
+                 columns=columns, entries=entries, seeds=[0, 1, 2], method="mean over seeds", lower_is_better=True,
+                 headline=f"At 1x: {ODD}, ahead of every other entry.",
                  warnings=[f"{BOLD} warns"], notes=[f"note on {ODD}"])
 
 

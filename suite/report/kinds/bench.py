@@ -55,10 +55,12 @@ def bench_boards(con) -> list[Board]:
         first = mine[0]
         title = (f"What each encoding costs: {size or f'd={d}, {n_layers} layers'}, T={seq_len}, batch {batch}, {device} "
                  f"({first['machine']}, {first['created_at']})")
-        board = Board(slug("bench", device, size or d, seq_len, batch), "cost", title, size or str(d), "bench", None,
-                      columns, sorted(entries.values(), key=lambda e: e.encoding), [],
-                      f"one run of posbench bench ({bench_id}); matmul peak {first['matmul_peak_flops'] / 1e9:.0f} GFLOP/s",
-                      None, train_len=seq_len)
+        board = Board(id=slug("bench", device, size or d, seq_len, batch), kind="cost", title=title,
+                      size=size or str(d), task="bench", metric=None, columns=columns,
+                      entries=sorted(entries.values(), key=lambda e: e.encoding), seeds=[],
+                      method=f"one run of posbench bench ({bench_id}); matmul peak "
+                             f"{first['matmul_peak_flops'] / 1e9:.0f} GFLOP/s",
+                      lower_is_better=None, train_len=seq_len)
         board.notes.append("Measured by `posbench bench` in one process: ratios to NoPE are within that run, on one "
                            "machine whose load the record states.")
         boards.append(board)

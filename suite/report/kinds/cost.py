@@ -61,8 +61,10 @@ def cost_boards(runs: dict, entries_of_run: dict[str, list[dict]]) -> list[Board
             entry.shared_by.sort()
         seeds = sorted({r["seed"] for r in rows})
         board_id = slug("cost", size, task, None if recipe == first.get((size, task)) else recipe.slug)
-        board = Board(board_id, "cost", f"Training cost: {task}, size {size} ({recipe.label})", size, task, None,
-                      columns, sorted(entries.values(), key=lambda e: e.encoding), seeds,
-                      interval_text(len(seeds), False), None, recipe=recipe.label, train_len=recipe.seq_len)
+        board = Board(id=board_id, kind="cost", title=f"Training cost: {task}, size {size} ({recipe.label})",
+                      size=size, task=task, metric=None, columns=columns,
+                      entries=sorted(entries.values(), key=lambda e: e.encoding), seeds=seeds,
+                      method=interval_text(len(seeds), False), lower_is_better=None, recipe=recipe.label,
+                      train_len=recipe.seq_len)
         boards.append(board)
     return boards

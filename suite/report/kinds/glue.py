@@ -121,8 +121,9 @@ def _glue_board(board_id, title, size, trained_on, rows, entries_of_run, chances
                        + (f" (chance {chances[t]:g})" if chances.get(t) is not None else ""), False, 3, "task",
                        chances.get(t)) for t in names]
     seeds = sorted({f["seed"] for f in rows if is_usable(f)})
-    board = Board(board_id, "glue", title, size, trained_on, "glue_score", columns, list(entries.values()), seeds,
-                  interval_text(len(seeds), False), False, glue_chance)
+    board = Board(id=board_id, kind="glue", title=title, size=size, task=trained_on, metric="glue_score",
+                  columns=columns, entries=list(entries.values()), seeds=seeds,
+                  method=interval_text(len(seeds), False), lower_is_better=False, chance=glue_chance)
     for enc, entry in entries.items():
         for col in columns:
             task = "glue" if col.key == "glue_score" else f"glue/{col.key.split(':', 1)[1]}"
