@@ -1,6 +1,6 @@
 """The encoding plugin contract.
 
-An encoding is a ``torch.nn.Module`` that may act at eight places in the model (hooks), each
+An encoding is a ``torch.nn.Module`` that may act at nine places in the model (hooks), each
 with a do-nothing default, so a subclass overrides only what it uses:
 
 ==========================================  ==============================  ========================
@@ -14,6 +14,7 @@ hook                                        acts on                         used
 ``decay(x)``                                log forget gates [B, H, T]      Forgetting Transformer
 ``sink()``                                  per-head sink logits [H]        gpt-oss attention sinks
 ``normalize(scores, q0, k0)``               logits -> weights, not softmax  stick-breaking attention
+``gate(y, x)``                              attention output [B, H, T, Dh]  gated attention
 ==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
@@ -69,7 +70,7 @@ from torch import nn
 
 from suite.core.registry import Registry
 
-HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize")
+HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize", "gate")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -252,6 +253,14 @@ class PositionalEncoding(nn.Module):
         attention (Tan et al. 2025) is one: a query's weights are a stick broken from its
         nearest key back."""
         return scores.softmax(dim=-1)
+
+    def gate(self, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """The attention output y [B, H, T, Dh] of each head (after the weights met the values,
+        before the output projection) modulated by the layer's (normalised) input x [B, T, D] of
+        the same tokens: gated attention's Y' = Y * sigmoid(X W_theta) (Qiu et al. 2025, "Gated
+        Attention for Large Language Models", Sec. 2.2, position G1). A token's gate reads its
+        own input alone, so it keeps the attention path and a key/value cache exact."""
+        return y
 
     def extra_repr(self) -> str:
         return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))

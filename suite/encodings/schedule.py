@@ -123,6 +123,9 @@ class Schedule(PositionalEncoding):
     def normalize(self, scores, q0, k0):
         return self.inner.normalize(scores, q0, k0)
 
+    def gate(self, y, x):
+        return self.inner.gate(y, x)
+
     def extra_repr(self) -> str:
         window = "" if self._window is None else f", window={self._window.kind} {self._window.size}"
         return f"layer={self.dims.layer}: {self.entry.impl}{window}"

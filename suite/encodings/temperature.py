@@ -179,12 +179,16 @@ def _normalize(self, scores, q0, k0):
     return self.inner.normalize(scores, q0, k0)
 
 
+def _gate(self, y, x):
+    return self.inner.gate(y, x)
+
+
 def _relative_bias(self, distance):
     return self.inner.relative_bias(distance)
 
 
 _DELEGATES = {"embed": _embed, "bias": _bias, "logits": _logits, "score": _score, "decay": _decay, "sink": _sink,
-              "normalize": _normalize}
+              "normalize": _normalize, "gate": _gate}
 
 
 @functools.cache

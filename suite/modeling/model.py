@@ -79,7 +79,7 @@ def path_of(encoding: PositionalEncoding, flex: bool = False) -> AttentionPath:
     ``flex``: FlexAttention where it is exact and the encoding offers a relative bias."""
     path = attention_path(encoding.active_hooks(), encoding.attention_window)
     if flex and path is AttentionPath.FLOAT_MASK and encoding.relative_bias is not None \
-            and encoding.active_hooks() <= {"embed", "rotate", "bias"} and encoding.attention_window is None:
+            and encoding.active_hooks() <= {"embed", "rotate", "bias", "gate"} and encoding.attention_window is None:
         return AttentionPath.FLEX
     return path
 
@@ -257,6 +257,8 @@ class Attention(nn.Module):
                                     pos[a : a + chunk], k_pos[lo:hi], q0 + a, None, dropout, k0=lo,
                                     decay=None if c is None else (c[..., a : a + chunk], c_k[..., lo:hi]), x=x_in))
             y = torch.cat(parts, dim=2)  # [B, H, T, Dh]
+        if "gate" in encoding.active_hooks():  # gated attention: each token's own gate on its heads' output
+            y = encoding.gate(y, x)
         return self.out(y.transpose(1, 2).reshape(B, T, D))  # [B, T, D]
 
 
