@@ -1,6 +1,6 @@
 """Golden frequencies and rotation tables for RoPE's frequency variants.
 
-References (nothing of them is copied into this project; both are read at run time):
+References (nothing of them is copied into this project; they are read at run time):
 
 * Resonance RoPE: sheryc/resonance_rope at commit 4a7f5a703b2e96756939db51916937ab7c5ab3a9,
   ``src/models/components/positional_embedding/rotary_resonance.py``
@@ -10,10 +10,14 @@ References (nothing of them is copied into this project; both are read at run ti
 * The base sweep (rope-base500, rope-base500k): transformers==5.23.0,
   ``GPTNeoXRotaryEmbedding.compute_default_rope_parameters`` with ``rope_theta`` 500 and
   500,000 (as scripts/golden/rotary.py does for base 10,000).
-* p-RoPE has no public code (the paper's experiments ran in Gemma's stack), nor has HoPE
-  (Chen et al. 2025): their golden files hold RoPE's frequencies from transformers and
-  the paper's rule applied to them, labelled so (``"rule": "paper"``): p-RoPE keeps the
-  round(p x r/2) highest, HoPE those with theta_i >= 2 pi / L, at L = 64 and 256.
+* p-RoPE: transformers==5.23.0's ``proportional`` RoPE (``ROPE_INIT_FUNCTIONS["proportional"]``,
+  ``_compute_proportional_rope_parameters`` in ``modeling_rope_utils.py``, the RoPE of
+  Gemma 4's global layers), whose ``partial_rotary_factor`` is p-RoPE's p: the first
+  floor(p x Dh/2) of RoPE's frequencies kept, the rest 0. At p = 0.75 and head sizes 16,
+  20 and 64 (20: where floor and round part, 7 pairs against 8).
+* HoPE (Chen et al. 2025) has no public code: its golden file holds RoPE's frequencies
+  from transformers and the paper's rule applied to them, labelled so (``"rule": "paper"``):
+  those with theta_i >= 2 pi / L, at L = 64 and 256.
 
 Regenerate (fetch github:sheryc/resonance_rope first; transformers and einops go to a
 scratch folder):
@@ -77,6 +81,17 @@ def hf_default_inv_freq(base: float) -> torch.Tensor:
     return inv_freq
 
 
+def hf_proportional_inv_freq(head_dim: int, p: float) -> torch.Tensor:
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    cfg = LlamaConfig(hidden_size=head_dim, num_attention_heads=1, head_dim=head_dim, max_position_embeddings=64,
+                      rope_parameters={"rope_type": "proportional", "rope_theta": 10000.0, "partial_rotary_factor": p})
+    inv_freq, factor = ROPE_INIT_FUNCTIONS["proportional"](cfg, "cpu")
+    assert factor == 1.0 and len(inv_freq) == head_dim // 2
+    return inv_freq
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference-repo", required=True, help="resonance_rope's git directory")
@@ -95,11 +110,10 @@ def main() -> None:
     for name, base in (("rope-base500", 500.0), ("rope-base500k", 500000.0)):
         write(name, {"reference": "transformers==5.23.0 GPTNeoXRotaryEmbedding.compute_default_rope_parameters",
                      "head_dim": HEAD_DIM, "base": base, "inv_freq": hf_default_inv_freq(base).tolist()})
+    write("p-rope", {"reference": "transformers==5.23.0 ROPE_INIT_FUNCTIONS['proportional'] "
+                                  "(_compute_proportional_rope_parameters, partial_rotary_factor = p)",
+                     "p": 0.75, "inv_freq": {str(d): hf_proportional_inv_freq(d, 0.75).tolist() for d in (16, 20, 64)}})
     rope = hf_default_inv_freq(10000.0)
-    kept = round(0.75 * len(rope))
-    write("p-rope", {"reference": "transformers==5.23.0 default frequencies; the rule is the paper's (no public code)",
-                     "rule": "paper", "head_dim": HEAD_DIM, "p": 0.75,
-                     "inv_freq": torch.cat((rope[:kept], torch.zeros(len(rope) - kept))).tolist()})
     write("hope", {"reference": "transformers==5.23.0 default frequencies; the rule is the paper's (no public code)",
                    "rule": "paper", "head_dim": HEAD_DIM,
                    "inv_freq": {str(L): [f if f >= 2 * math.pi / L else 0.0 for f in rope.tolist()] for L in (64, 256)}})

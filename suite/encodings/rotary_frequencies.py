@@ -64,15 +64,18 @@ class PRope(Rotary):
     p = 0 is NoPE. Unlike partial RoPE (``fraction``), every dimension keeps its place and
     the kept pairs keep their own frequencies. The paper's best setting: p = 0.75.
 
-    No reference code was found (the authors' experiments ran in Gemma's internal stack);
-    the rule is the paper's: keep the round(p x r/2) highest frequencies.
+    The number kept is floor(p x r/2), as the paper's pseudocode and transformers'
+    ``proportional`` RoPE (``_compute_proportional_rope_parameters``, Gemma 4's global
+    layers; ``int(partial_rotary_factor * head_dim // 2)`` rotated pairs, the rest at
+    frequency 0) both take it; rounding instead would keep one more pair wherever
+    p x r/2 has a fractional part of one half or more (8 of 10 at head size 20, p = 0.75).
     Scale behaviour: as its scaling (none: extrapolates as it is)."""
 
     Params = PRopeParams
 
     def frequencies(self, factor: float | None = None) -> Frequencies:
         inv_freq, attention_factor = super().frequencies(factor)
-        kept = round(self.params.p * len(inv_freq))
+        kept = int(self.params.p * self.rotary_dim // 2)  # floor(p r / 2), written as transformers writes it
         order = torch.argsort(inv_freq, descending=True)
         removed = order[kept:]  # the lowest frequencies
         return inv_freq.index_fill(0, removed, 0.0), attention_factor

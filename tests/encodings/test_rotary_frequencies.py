@@ -1,8 +1,7 @@
 """RoPE's frequency variants against their references (golden values from
 scripts/golden/rotary_frequencies.py: Resonance RoPE's own tables, transformers' default
-frequencies for the base sweep; p-RoPE's and HoPE's rules from their papers, which have no
-public code)
-and their properties."""
+frequencies for the base sweep, transformers' proportional RoPE for p-RoPE; HoPE's rule from
+its paper, which has no public code) and their properties."""
 
 from __future__ import annotations
 
@@ -47,10 +46,15 @@ def test_the_base_sweep_has_transformers_frequencies(name):
     torch.testing.assert_close(enc.frequencies()[0], f64(g["inv_freq"]), rtol=1e-6, atol=0)
 
 
-def test_p_rope_removes_the_lowest_frequencies():
+@pytest.mark.parametrize("head_dim", ["16", "20", "64"])
+def test_p_rope_pairs_are_transformers_proportional_rope(head_dim):
+    """The kept frequencies and their number, floor(p Dh / 2), as transformers' proportional
+    RoPE gives them; at 20 (p Dh / 2 = 7.5) rounding would keep 8 pairs, not 7."""
     g = golden("p-rope")
-    enc = encoding("p-rope", dims(head_dim=g["head_dim"]))
-    torch.testing.assert_close(enc.frequencies()[0], f64(g["inv_freq"]), rtol=1e-6, atol=0)
+    enc = encoding("p-rope", dims(head_dim=int(head_dim)), p=g["p"])
+    inv_freq = enc.frequencies()[0]
+    torch.testing.assert_close(inv_freq, f64(g["inv_freq"][head_dim]), rtol=1e-6, atol=0)
+    assert int((inv_freq > 0).sum()) == sum(f > 0 for f in g["inv_freq"][head_dim]) == int(g["p"] * int(head_dim) // 2)
 
 
 def test_p_rope_leaves_the_removed_pairs_unrotated_at_every_position():
