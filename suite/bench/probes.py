@@ -19,6 +19,19 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+def now(device: torch.device) -> float:
+    """The bench's clock. On CPU: the process's CPU time (user + system over its threads,
+    ``time.process_time``), which another process time-sharing the cores does not advance, so
+    a figure is what the work costs a core, not what share of one the scheduler gave it; with
+    one torch thread it equals wall-clock time on an idle core. On CUDA: wall-clock time (the
+    GPU's work is no CPU time)."""
+    return time.perf_counter() if device.type == "cuda" else time.process_time()
+
+
+CLOCKS = {"cpu": "CPU time of the process (time.process_time): unmoved by other processes sharing the cores",
+          "cuda": "wall-clock time (time.perf_counter), synchronized"}
+
+
 def matmul_peak(device: torch.device, n: int = 2048, repeats: int = 5) -> float:
     """fp32 FLOP/s of the fastest of ``repeats`` n x n matmuls (2 n^3 FLOPs each)."""
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
@@ -26,10 +39,10 @@ def matmul_peak(device: torch.device, n: int = 2048, repeats: int = 5) -> float:
     best = math.inf
     for _ in range(repeats):
         sync(device)
-        start = time.perf_counter()
+        start = now(device)
         a @ b
         sync(device)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, now(device) - start)
     return 2 * n**3 / best
 
 

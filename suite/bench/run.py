@@ -15,6 +15,10 @@ For every encoding of a list, at one model shape, sequence length, batch and dev
   in a fresh process spawned for it, whose glibc serves every allocation of 128 KiB or
   more by ``mmap`` (``mallopt``) from the start, so freed tensors go back to the system
   and a forward cannot hide in memory the allocator kept from earlier work;
+* **the clock**: on CPU every duration is the process's CPU time (``time.process_time``), so
+  that another process time-sharing the cores does not enter the figures (on a 2-core machine
+  shared by two other trainings, wall-clock tokens/s of one encoding swung by 2x within a run);
+  the matmul peak is timed by the same clock, so MFU is per core. On CUDA: wall-clock time;
 * **model FLOP utilization**: achieved FLOP/s over this machine's fp32 matmul peak
   (the best of a few 2048 x 2048 matmuls, timed at the start and at the end of the run), with
   ``6 N + 12 L T d`` FLOPs per trained token and ``2 N + 4 L T d`` per evaluated token
@@ -23,7 +27,11 @@ For every encoding of a list, at one model shape, sequence length, batch and dev
   attention term counts the full T x T square).
 
 Every figure is also given as a ratio to NoPE measured in the same run (NoPE is added
-to the list when missing). Training batches are random bytes, the same for both loops:
+to the list when missing). On a shared machine the load drifts while the list is measured,
+and one timing of one encoding (NoPE's above all, which every ratio divides by) can land in
+a busy second: with ``rounds`` > 1 the speed figures are measured that many times, the list
+in order and then reversed in turn (a drift that slows the end of one round slows the start
+of the next), and each figure is the median over the rounds; the ratios divide medians. Training batches are random bytes, the same for both loops:
 data loading is not part of these figures. The record goes to
 ``results/bench/<bench_id>.json``; ``posbench ingest`` loads it into the ``bench`` table.
 """
@@ -35,7 +43,6 @@ import json
 import os
 import platform
 import statistics
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -45,7 +52,7 @@ import torch
 
 from suite.core import numerics
 from suite.bench.training_steps import bare_step_times, lightning_step_times, random_batches, training_run
-from suite.bench.probes import MMAP_THRESHOLD, sync, matmul_peak, flops_per_token, CpuPeak, measure_peak_mib
+from suite.bench.probes import CLOCKS, MMAP_THRESHOLD, now, sync, matmul_peak, flops_per_token, CpuPeak, measure_peak_mib
 
 BENCH_SCHEMA_VERSION = 1
 DEFAULT_ENCODINGS = ("nope", "rope", "alibi", "t5", "kerple-log", "fire", "sandwich", "cope", "xpos", "addrope")
@@ -70,6 +77,7 @@ class BenchConfig:
     threads: int | None = None  # torch intra-op threads; None: torch's default (on a shared machine 1 is steadier)
     compile: bool = False  # torch.compile the model (inductor), as a recipe's compile: true does
     seed: int = 0
+    rounds: int = 1  # speed measured this many times over the list (alternate rounds reversed), medians kept
 
 
 @dataclass
@@ -123,10 +131,10 @@ def eval_throughput(model, row: Row, cfg: BenchConfig, device: torch.device, pea
             out = []
             for _ in range(cfg.eval_repeats):
                 sync(device)
-                start = time.perf_counter()
+                start = now(device)
                 model(x)
                 sync(device)
-                out.append(time.perf_counter() - start)
+                out.append(now(device) - start)
             return statistics.median(out)
 
         tokens_per_s = x.numel() / at_scale(model, s, timed)
@@ -218,6 +226,46 @@ def add_ratios(rows: list[Row]) -> None:
             m["vs_nope"] = m["value"] / ref if m["value"] is not None and ref else None
 
 
+def measure_speed(project, spec, size, cfg: BenchConfig, device: torch.device, peak: float) -> Row:
+    """One encoding's training and evaluation speed (and MFU against ``peak``), on a fresh model."""
+    total = cfg.warmup + cfg.steps
+    run = training_run(project, spec, size, cfg, max(total, 1))
+    batches = random_batches(cfg, total, device)
+    if cfg.steps > 0:
+        lightning_times, module = lightning_step_times(run, batches, device)
+        bare_times = bare_step_times(run, batches, device)
+        model = module.model
+    else:
+        from suite.modeling.build import build_model, model_config
+
+        lightning_times = bare_times = []
+        model = build_model(spec, model_config(size, cfg.seq_len)).to(device)
+        model.use_flex_attention(device.type == "cuda")
+    if cfg.query_chunk is not None:
+        model.query_chunk = cfg.query_chunk or 2**62
+    row = Row(spec.name, spec.display_name or spec.name, model.path_name, model.num_params())
+    tokens, per_token = cfg.batch * cfg.seq_len, flops_per_token(model, cfg.seq_len, training=True)
+    for metric, times in (("train_tokens_per_s", lightning_times), ("bare_train_tokens_per_s", bare_times)):
+        timed = times[cfg.warmup :]
+        tps = tokens / statistics.median(timed) if timed else None
+        row.add(metric, tps, None, "tokens/s")
+        row.add(metric.replace("tokens_per_s", "mfu"), tps * per_token / peak if tps else None, None, "fraction")
+        row.metrics[-1]["peak_used"] = peak
+    lightning, bare = row.get("train_tokens_per_s"), row.get("bare_train_tokens_per_s")
+    row.add("lightning_vs_bare", lightning / bare if lightning and bare else None, None, "ratio")
+    eval_throughput(model, row, cfg, device, peak)
+    return row
+
+
+def median_row(rows: list[Row]) -> Row:
+    """One row of an encoding's rounds: each metric's median over them (None where any round has none)."""
+    out = Row(rows[0].encoding, rows[0].display_name, rows[0].attention_path, rows[0].n_params)
+    for i, m in enumerate(rows[0].metrics):
+        values = [r.metrics[i]["value"] for r in rows]
+        out.metrics.append({**m, "value": None if any(v is None for v in values) else statistics.median(values)})
+    return out
+
+
 def run_bench(cfg: BenchConfig, project, log=print) -> dict:
     """Measure everything (module docstring) and return the record (not yet written)."""
     from suite.specs import load_encoding
@@ -232,41 +280,16 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
     load_before, start = os.getloadavg(), time.perf_counter()
     peak = matmul_peak(device)
     log(f"fp32 matmul peak: {peak / 1e9:.1f} GFLOP/s")
-    rows, models = [], []
-    total = cfg.warmup + cfg.steps
     if cfg.steps > 0:  # the process's first Lightning fit and loop pay one-time costs: not the first encoding's
         warm = training_run(project, specs[0], size, cfg, 2)
         lightning_step_times(warm, random_batches(cfg, 2, device), device)
         bare_step_times(warm, random_batches(cfg, 2, device), device)
-    for spec in specs:
-        run = training_run(project, spec, size, cfg, max(total, 1))
-        batches = random_batches(cfg, total, device)
-        if cfg.steps > 0:
-            lightning_times, module = lightning_step_times(run, batches, device)
-            bare_times = bare_step_times(run, batches, device)
-            model = module.model
-        else:
-            from suite.modeling.build import build_model, model_config
-
-            lightning_times = bare_times = []
-            model = build_model(spec, model_config(size, cfg.seq_len)).to(device)
-            model.use_flex_attention(device.type == "cuda")
-        if cfg.query_chunk is not None:
-            model.query_chunk = cfg.query_chunk or 2**62
-        row = Row(spec.name, spec.display_name or spec.name, model.path_name, model.num_params())
-        tokens, per_token = cfg.batch * cfg.seq_len, flops_per_token(model, cfg.seq_len, training=True)
-        for metric, times in (("train_tokens_per_s", lightning_times), ("bare_train_tokens_per_s", bare_times)):
-            timed = times[cfg.warmup :]
-            tps = tokens / statistics.median(timed) if timed else None
-            row.add(metric, tps, None, "tokens/s")
-            row.add(metric.replace("tokens_per_s", "mfu"), tps * per_token / peak if tps else None, None, "fraction")
-            row.metrics[-1]["peak_used"] = peak
-        lightning, bare = row.get("train_tokens_per_s"), row.get("bare_train_tokens_per_s")
-        row.add("lightning_vs_bare", lightning / bare if lightning and bare else None, None, "ratio")
-        eval_throughput(model, row, cfg, device, peak)
-        rows.append(row)
-        models.append(model)
-        log(f"{spec.name}: trained and evaluated ({time.perf_counter() - start:.0f}s)")
+    rounds: dict[str, list[Row]] = {s.name: [] for s in specs}
+    for n in range(max(cfg.rounds, 1)):
+        for spec in (specs if n % 2 == 0 else specs[::-1]):
+            rounds[spec.name].append(measure_speed(project, spec, size, cfg, device, peak))
+            log(f"{spec.name}: trained and evaluated, round {n + 1} ({time.perf_counter() - start:.0f}s)")
+    rows = [median_row(rounds[s.name]) for s in specs]
     memory = memory_in_fresh_process(cfg, project.root, tuple(s.name for s in specs))
     peak = max(peak, matmul_peak(device))  # the better of the start and the end: a shared machine's load varies
     for row in rows:  # utilization against the final peak
@@ -281,7 +304,7 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
             "created_at": created_at, "config": {**asdict(cfg), "size": size.name, "shape": size.model_dump()},
             "machine": machine(), "load_average": {"start": list(load_before), "end": list(os.getloadavg())},
             "wall_s": time.perf_counter() - start, "matmul_peak_flops": peak,
-            "flop_formula": {"train": TRAIN_FLOPS, "eval": EVAL_FLOPS},
+            "flop_formula": {"train": TRAIN_FLOPS, "eval": EVAL_FLOPS}, "clock": CLOCKS["cuda" if device.type == "cuda" else "cpu"],
             "memory": "CUDA: allocator peak minus allocated before the forward" if device.type == "cuda" else
                       "CPU: VmHWM (reset through /proc/self/clear_refs) minus VmRSS before the forward; "
                       f"glibc mmap threshold {MMAP_THRESHOLD} bytes",
@@ -290,17 +313,9 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
 
 def write_bench_record(record: dict, directory: Path) -> Path:
     """``directory/<bench_id>.json``, written beside and renamed (never half a file)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{record['bench_id']}.json"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(record, f, indent=1, sort_keys=True, default=lambda v: None)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    from suite.results.bench_records import write_bench_file
+
+    return write_bench_file(record, directory)
 
 
 # -- the terminal tables ------------------------------------------------------------

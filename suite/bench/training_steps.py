@@ -4,13 +4,12 @@ with the same model, optimizer, schedule, loss and clipping."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 
-from suite.bench.probes import sync
+from suite.bench.probes import now, sync
 
 if TYPE_CHECKING:
     from suite.bench.run import BenchConfig
@@ -56,11 +55,11 @@ def lightning_step_times(run, batches, device: torch.device):
 
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
             sync(device)
-            self.marks.append(time.perf_counter())
+            self.marks.append(now(device))
 
         def on_train_end(self, trainer, pl_module):
             sync(device)
-            self.marks.append(time.perf_counter())
+            self.marks.append(now(device))
 
     L.seed_everything(run.seed, verbose=False)
     module = LanguageModel(run.to_dict())
@@ -90,7 +89,7 @@ def bare_step_times(run, batches, device: torch.device) -> list[float]:
     times = []
     for x, y in batches:
         sync(device)
-        start = time.perf_counter()
+        start = now(device)
         with autocast:
             logits = model(x)  # [B, T, V]
         loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), ignore_index=IGNORE)
@@ -100,7 +99,7 @@ def bare_step_times(run, batches, device: torch.device) -> list[float]:
         opt.step()
         sched.step()
         sync(device)
-        times.append(time.perf_counter() - start)
+        times.append(now(device) - start)
     return times
 
 

@@ -15,7 +15,7 @@ def cmd_bench(args) -> int:
                       size=args.size, seq_len=args.seq_len, batch=args.batch, device=args.device, steps=args.steps,
                       warmup=args.warmup, scales=tuple(int(s) for s in args.scales.split(",")),
                       eval_batch=args.eval_batch, eval_repeats=args.eval_repeats, query_chunk=args.query_chunk,
-                      threads=args.threads, compile=args.compile)
+                      threads=args.threads, compile=args.compile, rounds=args.rounds)
     record = run_bench(cfg, project, log=lambda m: console.print(m, markup=False))
     for table in tables(record):
         console.print(table)

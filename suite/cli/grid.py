@@ -37,9 +37,7 @@ def cmd_plan(args) -> int:
     console.print(table)
     console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))
     console.print("evaluations: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
-    cost = estimate(plan.runs, plan.evaluations)
-    console.print("estimated GPU cost of the whole grid (from FLOPs and a vendor peak at an assumed MFU, "
-                  "not measured: suite/plan/estimate.py): " + "; ".join(cost.lines()), markup=False)
+    console.print(estimate(plan.runs, plan.evaluations, grid.spec.device).headline(), markup=False)
     return 0
 
 

@@ -158,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-repeats", type=int, default=1, help="timed evaluation forwards per scale (default 1)")
     p.add_argument("--query-chunk", type=int, help="queries per chunk in long evaluation (default: the model's; 0: never)")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's; 1 is steadier on a shared machine)")
+    p.add_argument("--rounds", type=int, default=1, help="measure the speeds this many times over the list, alternate "
+                                                         "rounds reversed, and keep each figure's median (default 1)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model, as a recipe's compile: true")
     p.set_defaults(func=cmd_bench)
     return parser

@@ -70,8 +70,9 @@ def cmd_publish(args) -> int:
         plans[loaded.spec.name] = plan
     out = (project.root / args.out).resolve()
     done = publish(project, plans, out)
-    console.print(f"published {done.runs} training runs, {done.evaluations} evaluations and {done.samples} per-sample "
-                  f"files of {', '.join(plans)} into {out} ({done.bytes / 2**20:.1f} MiB)", markup=False)
+    console.print(f"published {done.runs} training runs, {done.evaluations} evaluations, {done.samples} per-sample "
+                  f"files of {', '.join(plans)} and {done.bench} bench record(s) into {out} "
+                  f"({done.bytes / 2**20:.1f} MiB)", markup=False)
     return 0
 
 

@@ -7,6 +7,8 @@ Layout of the folder::
     leaderboard/runs.jsonl.gz       one training-run record per line (as results/runs/ holds them)
     leaderboard/evals.jsonl.gz      one evaluation record per line
     leaderboard/samples/<eval_id>.parquet   per-sample outputs of the task evaluations
+    leaderboard/bench.jsonl.gz      one ``posbench bench`` record per line: what each encoding costs,
+                                    measured in one process (results/bench/ holds them; the cost board)
 
 No checkpoint is published (they are large; a figure is checked by ``posbench verify``,
 which retrains). :func:`publish` writes the folder from a project's records of the grids'
@@ -31,11 +33,12 @@ from pathlib import Path
 from suite.results.record_checks import samples_path
 from suite.core.numerics import cpu_model
 from suite.results.records import git_commit, read_record, write_record
-from suite.results.snapshot_files import (EVALS, RUNS, SAMPLES, SNAPSHOT, published_ids, read_info, read_records,
-                                          sample_source, write_lines)
+from suite.results.bench_records import bench_records, write_bench_file
+from suite.results.snapshot_files import (BENCH, EVALS, RUNS, SAMPLES, SNAPSHOT, published_ids, read_bench, read_info,
+                                          read_records, sample_source, write_bench_lines, write_lines)
 
-__all__ = ["EVALS", "RUNS", "SAMPLES", "SNAPSHOT", "Published", "machine", "publish", "published_ids", "read_info",
-           "unpack"]
+__all__ = ["BENCH", "EVALS", "RUNS", "SAMPLES", "SNAPSHOT", "Published", "machine", "publish", "published_ids",
+           "read_info", "unpack"]
 
 
 def machine() -> dict:
@@ -54,13 +57,18 @@ class Published:
     evaluations: int
     samples: int
     bytes: int
+    bench: int = 0
 
 
 def publish(project, plans: dict[str, object], out: Path) -> Published:
     """Write the records of every piece of ``plans`` (grid name -> plan) that ``project`` holds
     into ``out``: done and failed records alike (a failure is a result). Pieces without a record
     are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one. The
-    records leave without the machine's absolute paths (suite.results.snapshot_files.public_json)."""
+    records leave without the machine's absolute paths (suite.results.snapshot_files.public_json).
+    Every bench record in ``results/bench/`` goes too (``bench.jsonl.gz``, its ids listed in
+    SNAPSHOT.json), each checked first (suite.results.bench_records): a grid does not plan them,
+    so what the results folder holds is what the site's cost board shows."""
+    bench = bench_records(project.results / "bench")  # checked before anything is written
     runs, evals, missing = {}, {}, 0
     for plan in plans.values():
         for found, directory, kind, ids in ((runs, project.runs, "training_run", [r.run_id for r in plan.runs]),
@@ -74,6 +82,7 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     out.mkdir(parents=True, exist_ok=True)
     write_lines(out / RUNS, list(runs.values()))
     write_lines(out / EVALS, list(evals.values()))
+    write_bench_lines(out / BENCH, bench)
     samples = out / SAMPLES
     shutil.rmtree(samples, ignore_errors=True)
     samples.mkdir()
@@ -89,10 +98,11 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
             "published_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "computed_from": finished[0] if finished else None, "computed_to": finished[-1] if finished else None,
             "machine": machine(), "cpu_seconds": round(cpu_s, 1),
-            "training_runs": len(runs), "evaluations": len(evals), "pieces_missing": missing}
+            "training_runs": len(runs), "evaluations": len(evals), "pieces_missing": missing,
+            "bench": sorted(r["bench_id"] for r in bench)}
     (out / SNAPSHOT).write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return Published(len(runs), len(evals), n_samples, size)
+    return Published(len(runs), len(evals), n_samples, size, len(bench))
 
 
 def unpack(folder: Path, project) -> tuple[int, int]:
@@ -103,10 +113,12 @@ def unpack(folder: Path, project) -> tuple[int, int]:
     The snapshot is a stranger's: every line of it is read and checked first, and one bad
     record, file or per-sample link refuses the whole snapshot (RecordError naming the file and
     what is wrong) before anything is written. Each record is then written to the one path its
-    id gives inside the project (``results/runs/<run_id>.json``, ``results/samples/<eval_id>.parquet``)."""
+    id gives inside the project (``results/runs/<run_id>.json``, ``results/samples/<eval_id>.parquet``,
+    ``results/bench/<bench_id>.json``). Bench records are written but not counted."""
     folder = Path(folder)
-    read_info(folder)
+    info = read_info(folder)
     runs, evals = read_records(folder / RUNS, "training_run"), read_records(folder / EVALS, "evaluation")
+    bench = read_bench(folder, info["bench"])
     sources = {r.eval_id: sample_source(folder, r.eval_id) for r in evals if r.samples}
     written = [0, 0]
     for i, (records, directory) in enumerate(((runs, project.runs), (evals, project.evals))):
@@ -117,6 +129,9 @@ def unpack(folder: Path, project) -> tuple[int, int]:
                 _copy_atomically(sources[record.id], samples_path(project.samples, record.id))
             write_record(record, directory)
             written[i] += 1
+    for record in bench:
+        if not (project.results / "bench" / f"{record['bench_id']}.json").is_file():
+            write_bench_file(record, project.results / "bench")
     return written[0], written[1]
 
 

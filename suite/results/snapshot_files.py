@@ -17,9 +17,12 @@ import json
 import os
 import zlib
 from pathlib import Path
+from typing import Annotated
 
 import pydantic
+from pydantic import Field, StringConstraints
 
+from suite.results.bench_records import check_bench
 from suite.results.machine_paths import without_machine_paths
 from suite.results.record_checks import ID_FORM, is_id, samples_path
 from suite.results.record_types import Record, RecordContentError, from_json, to_json
@@ -27,6 +30,7 @@ from suite.results.records import RecordError
 
 SNAPSHOT = "SNAPSHOT.json"
 RUNS, EVALS, SAMPLES = "runs.jsonl.gz", "evals.jsonl.gz", "samples"
+BENCH = "bench.jsonl.gz"  # posbench bench records (suite.results.bench_records); a snapshot may hold none
 MAX_BYTES = 2**30  # uncompressed, per file: the published snapshot's largest holds 14 MB; a gzip bomb is refused
 
 
@@ -84,6 +88,46 @@ def read_records(path: Path, kind: str) -> list[Record]:
     return records
 
 
+def write_bench_lines(path: Path, records: list[dict]) -> None:
+    """Bench records as gzip JSON lines, sorted by id, with no timestamp and no machine path;
+    no records: no file (a snapshot without bench records is one an older posbench wrote)."""
+    if not records:
+        path.unlink(missing_ok=True)
+        return
+    tmp = path.with_name(f".tmp-{path.name}")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as f:
+        for record in sorted(records, key=lambda r: r["bench_id"]):
+            f.write((json.dumps(without_machine_paths(record), sort_keys=True, separators=(",", ":")) + "\n").encode())
+    os.replace(tmp, path)
+
+
+def read_bench(folder: Path, listed: list[str]) -> list[dict]:
+    """The snapshot's bench records, each checked (suite.results.bench_records.check_bench), and
+    the ids SNAPSHOT.json lists (``listed``) exactly those the file holds. No file and none
+    listed: none (a snapshot an older posbench wrote). The file is the folder's own, never a link."""
+    path = Path(folder) / BENCH
+    if path.is_symlink():
+        raise RecordError(path, "a link, not a file: a snapshot's bench records are a file of its own")
+    if not path.is_file():
+        if listed:
+            raise RecordError(path, f"missing: {SNAPSHOT} lists {len(listed)} bench record(s)")
+        return []
+    records, seen = [], set()
+    for number, data in read_lines(path):
+        try:
+            record = check_bench(data)
+        except ValueError as exc:
+            raise RecordError(path, f"line {number}: {exc}") from None
+        if record["bench_id"] in seen:
+            raise RecordError(path, f"line {number}: bench_id {record['bench_id']} twice")
+        seen.add(record["bench_id"])
+        records.append(record)
+    if sorted(seen) != sorted(listed):
+        raise RecordError(path, f"holds bench records {', '.join(sorted(seen)) or 'none'}, {SNAPSHOT} lists "
+                                f"{', '.join(sorted(map(str, listed))) or 'none'}")
+    return records
+
+
 def sample_source(folder: Path, eval_id: str) -> Path:
     """The snapshot's per-sample file of ``eval_id``: a plain file inside the folder, never a link
     (a link in a pull request could point at any file of the reader's machine)."""
@@ -118,6 +162,7 @@ class SnapshotInfo(pydantic.BaseModel):
     training_runs: int = 0
     evaluations: int = 0
     pieces_missing: int = 0
+    bench: list[Annotated[str, StringConstraints(max_length=100)]] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
 
 
 def read_info(folder: Path) -> dict:

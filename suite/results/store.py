@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from suite.results.bench_records import BENCH_SCHEMA_VERSION, read_bench_record  # noqa: F401 (re-exported)
 from suite.results.record_checks import samples_path
 from suite.results.records import RecordError, scan
 from suite.results.columns import CURVES, EVALUATIONS, METRICS, RUNS, SAMPLES, curve_rows, eval_row, metric_rows, run_row
@@ -101,22 +102,6 @@ def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> Non
 BENCH_COLUMNS = ("bench_id", "created_at", "device", "machine", "size", "d_model", "n_layers", "n_heads", "seq_len",
                  "batch", "encoding", "display_name", "attention_path", "n_params", "metric", "scale", "value", "unit",
                  "vs_nope", "matmul_peak_flops", "config")
-BENCH_SCHEMA_VERSION = 1  # suite.bench.run writes it (not imported here: the store never imports torch)
-
-
-def read_bench_record(path: Path) -> dict:
-    """A ``posbench bench`` record (results/bench/<bench_id>.json); :class:`RecordError` if unusable."""
-    try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RecordError(path, f"cannot read: {exc}") from None
-    if not isinstance(record, dict) or record.get("kind") != "bench":
-        raise RecordError(path, "not a bench record")
-    if record.get("schema_version") != BENCH_SCHEMA_VERSION:
-        raise RecordError(path, f"schema version {record.get('schema_version')!r}, expected {BENCH_SCHEMA_VERSION}")
-    if record.get("bench_id") != Path(path).stem:
-        raise RecordError(path, f"its bench_id {record.get('bench_id')!r} does not match the file name")
-    return record
 
 
 def _bench_rows(rec: dict) -> list[tuple]:

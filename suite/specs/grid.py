@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import Field
@@ -43,6 +43,9 @@ class GridSpec(Spec):
     # GiB of memory on the machine that runs each piece (a cluster's GPU), for the check that a
     # training run fits (suite.plan.limits); None: this machine's RAM or GPU memory
     device_memory_gib: float | None = Field(None, gt=0)
+    # where the grid is meant to run, for the cost posbench plan states (suite.plan.estimate):
+    # cpu (this project's CPU machine class: CPU-hours) or cuda (GPUs: GPU-hours); not where it runs
+    device: Literal["cpu", "cuda"] = "cpu"
 
     def recipe_for(self, task: str) -> TrainRecipe:
         """The training recipe of a generated task: ``task_train`` (or ``train``) with the
