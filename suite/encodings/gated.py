@@ -1,7 +1,7 @@
 """Gated attention: a sigmoid gate on each head's attention output, wrapped around any encoding.
 
 Qiu et al. 2025, "Gated Attention for Large Language Models: Non-linearity, Sparsity, and
-Attention-Sink-Free" (NeurIPS 2025, arXiv 2505.06708), Sec. 2.2: the gate at position G1,
+Attention-Sink-Free" (NeurIPS 2025, arXiv 2505.06708): the gate at position G1,
 after scaled dot-product attention and before the output projection,
 
     Y' = Y * sigmoid(X W_theta),
@@ -57,7 +57,7 @@ class GatedParams:
 @ENCODINGS.register("gated")
 class Gated(PositionalEncoding):
     """The encoding ``inner`` (with ``inner_params``) and a sigmoid gate on each head's
-    attention output (module docstring; Qiu et al. 2025, Sec. 2.2, Y' = Y * sigmoid(X W_theta)
+    attention output (module docstring; Qiu et al. 2025, gate G1, Y' = Y * sigmoid(X W_theta)
     at G1). Every hook of the inner encoding is delegated; the instance is of a subclass made
     per inner class that overrides exactly its hooks plus ``gate``, so the model takes the inner
     encoding's attention path. The gate's weights are per layer, so is the encoding.
