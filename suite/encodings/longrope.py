@@ -6,15 +6,21 @@ n / base^(2i/d), with one factor lambda_i >= 1 per frequency, found by an evolut
 on the model's perplexity at the target length (:mod:`suite.encodings.longrope_search`), not
 by a rule; cos and sin are multiplied by the attention factor sqrt(1 + ln s / ln L) (the
 authors' "su" magnitude policy, also transformers' ``longrope`` attention factor), s the
-extension ratio, L the original training length.
+extension ratio the model is set for, L the original training length.
 
 As the authors' code runs it (microsoft/LongRoPE@c9e56aa, ``rope/longrope.py``,
-``LongRoPEScaledRotaryEmbedding._forward_llama``): the factors apply at every length beyond
-the training length (we take the plain RoPE at s <= 1, transformers' ``short_factor`` of
-ones); before a search, the factors are the search's start, YaRN's split (authors'
+``LongRoPEScaledRotaryEmbedding``): the extension ratio is a target fixed in advance
+(``target``: their ``max_position_embeddings / original_max_position_embeddings``), not the
+length being read. The attention factor is computed from it once (``rope/longrope.py:48``)
+and holds at every length, 1x included, as transformers' ``longrope`` also applies it; the
+factors are those for the target, applied at every length beyond the training length (we
+take the plain RoPE frequencies at s <= 1, transformers' ``short_factor`` of ones). Before a
+search, the factors are the search's start, YaRN's split at the target (authors'
 ``evolution/search.py``): lambda_i = s (1 - gamma_i) + gamma_i, gamma_i YaRN's ramp over the
 pair index with beta_fast 32 and beta_slow 1 (their llama settings). This is a mix of the
-divisors, not of the frequencies as YaRN mixes them.
+divisors, not of the frequencies as YaRN mixes them. A fine-tuned extension (a grid's
+``extensions``) keeps its scale at its factor; its target should be that factor (the
+default, 4, is the grids' extension to 4 x L).
 
 The factors a search finds live in a persistent buffer (``searched_factors``, NaN until a
 search), so a fine-tuned child's checkpoint carries them; ``factors`` in the params gives
@@ -26,7 +32,7 @@ by the authors' ``dim_piece_mono``); their examples search ``dim_mono``, the fac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import torch
@@ -38,6 +44,11 @@ from suite.encodings.rotary import Frequencies, Rotary, RotaryShape, default_inv
 @dataclass(frozen=True)
 class LongRopeParams:
     base: float = 10000.0
+    # s, the extension ratio the factors and the attention factor are for (the authors'
+    # max_position_embeddings / original_max_position_embeddings), whatever length is read.
+    # Left out of run ids at its default: before it existed the grids' only LongRoPE runs,
+    # children fine-tuned at 4x, already computed at s = 4.
+    target: float = field(default=4.0, metadata={"hash_default": False})
     factors: tuple[float, ...] | None = None  # lambda_i, one per pair; None: the search's (or its start)
     beta_fast: float = 32.0  # the search's YaRN start (the authors' llama settings)
     beta_slow: float = 1.0
@@ -54,6 +65,8 @@ class LongRopeParams:
     def __post_init__(self):
         if self.base <= 1:
             raise ValueError("base must be > 1")
+        if self.target < 1:
+            raise ValueError(f"target must be >= 1 (an extension ratio), got {self.target}")
         if self.factors is not None:
             object.__setattr__(self, "factors", tuple(float(f) for f in self.factors))
             if any(f < 1 for f in self.factors) or any(b < a for a, b in zip(self.factors, self.factors[1:])):
@@ -114,15 +127,17 @@ class LongRope(Rotary):
         return not bool(torch.isnan(self.searched_factors).any())
 
     def rescale_factors(self, factor: float) -> torch.Tensor:
-        """lambda [r/2] (float64) at extension ratio ``factor``: ones at s <= 1; else the params'
-        factors, the searched ones, or the search's start, in that order."""
+        """lambda [r/2] (float64) at scale ``factor``: ones at s <= 1 (transformers' short
+        factor); beyond, the factors for the target, whatever the scale: the params'
+        factors, the searched ones, or the search's start at the target, in that order."""
         if factor <= 1:
             return torch.ones(self.rotary_dim // 2, dtype=torch.float64)
         if self.params.factors is not None:
             return torch.tensor(self.params.factors, dtype=torch.float64)
         if self.searched:
             return self.searched_factors.detach().double().cpu()
-        return initial_factors(self.shape, self.params.base, factor, self.params.beta_fast, self.params.beta_slow)
+        return initial_factors(self.shape, self.params.base, self.params.target, self.params.beta_fast,
+                               self.params.beta_slow)
 
     def set_factors(self, factors: torch.Tensor) -> None:
         """Use ``factors`` [r/2] from now on (the search's candidates and its result)."""
@@ -136,4 +151,5 @@ class LongRope(Rotary):
     def frequencies(self, factor: float | None = None) -> Frequencies:
         s = self.rotation_factor() if factor is None else factor
         inv_freq = default_inv_freq(self.rotary_dim, self.params.base) / self.rescale_factors(s)
-        return inv_freq, longrope_mscale(s, self.dims.train_len)
+        # the target's, at every length: rope/longrope.py:48 computes it once, from the target
+        return inv_freq, longrope_mscale(self.params.target, self.dims.train_len)

@@ -66,7 +66,7 @@ def calibrate(model, run: TrainingRun) -> dict | None:
         logits = model(x)
         return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), ignore_index=IGNORE).item()
 
-    scale = first.rotation_factor()
+    scale = first.params.target  # the authors search for the target ratio, the range [1, 1 + s] with it
     start = time.perf_counter()
     result = DimMonoSearch(fitness, scale, first.params, seed=run.seed).run(first.rescale_factors(scale).numpy())
     for enc in encodings:

@@ -3,6 +3,8 @@ microsoft/LongRoPE@c9e56aa executed as written), and its search's constraints.""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -21,7 +23,8 @@ def test_longrope_is_the_authors_rotary_embedding(case):
     LongRoPEScaledRotaryEmbedding and transformers' apply_rotary_pos_emb give them."""
     g = golden("longrope")
     c = g["cases"][case]
-    enc = encoding("longrope", dims(head_dim=g["head_dim"], train_len=g["train_len"]), base=g["base"], factors=c["factors"])
+    enc = encoding("longrope", dims(head_dim=g["head_dim"], train_len=g["train_len"]), base=g["base"], factors=c["factors"],
+                   target=c["scale"])  # the reference's max_position_embeddings is scale x L
     enc.set_scale(c["scale"])
     pos = torch.tensor(g["positions"])
     cos, sin = enc.cos_sin(int(pos.max()) + 1, "cpu")
@@ -38,18 +41,44 @@ def test_the_search_starts_where_the_authors_start(case):
     """Before a search, beyond L: the factors evolution/search.py starts from (YaRN's mask)."""
     g = golden("longrope")
     c = g["cases"][case]
-    enc = encoding("longrope", dims(head_dim=g["head_dim"], train_len=g["train_len"]), base=g["base"])
+    enc = encoding("longrope", dims(head_dim=g["head_dim"], train_len=g["train_len"]), base=g["base"], target=c["scale"])
     torch.testing.assert_close(enc.rescale_factors(c["scale"]), torch.tensor(c["start_factors"], dtype=torch.float64),
                                rtol=1e-6, atol=1e-6)
     assert not enc.searched
 
 
-def test_at_the_training_length_it_is_rope_and_searched_factors_take_over_beyond():
+@pytest.mark.parametrize("scale", ["1", "16"])
+def test_the_attention_factor_is_the_targets_at_every_length(scale):
+    """Set for 4 x L (the spec's target) and read at 1x and at 16x, the attention factor is
+    sqrt(1 + ln 4 / ln L) = 1.155 at both, as the authors' embedding fixes it from its target
+    (rope/longrope.py:48) and transformers' longrope applies it; the tables are transformers'
+    (ones as the short factor within L, the target's start factors beyond) and, at 16x, the
+    authors' too (which apply their factors within L as well)."""
+    g = golden("longrope")
+    t = g["target"]
+    read = t["reads"][scale]
+    enc = encoding("longrope", dims(head_dim=g["head_dim"], train_len=g["train_len"]), base=g["base"])
+    assert enc.params.target == t["target"]
+    enc.set_scale(int(scale))
+    attention_factor = enc.frequencies()[1]
+    assert attention_factor == pytest.approx(read["authors_mscale"], rel=1e-12)
+    assert attention_factor == pytest.approx(read["transformers_attention_factor"], rel=1e-12)
+    pos = torch.tensor(read["positions"])
+    cos, sin = enc.cos_sin(int(pos.max()) + 1, "cpu")
+    tables = ["transformers"] + (["authors"] if scale == "16" else [])
+    for source in tables:
+        torch.testing.assert_close(torch.cat([cos[pos]] * 2, -1), torch.tensor(read[f"{source}_cos"]), **REFERENCE_F32)
+        torch.testing.assert_close(torch.cat([sin[pos]] * 2, -1), torch.tensor(read[f"{source}_sin"]), **REFERENCE_F32)
+
+
+def test_at_the_training_length_it_is_rope_with_the_attention_factor_and_searched_factors_take_over_beyond():
     torch.manual_seed(0)
     q, k, pos = torch.randn(1, 1, 40, 16), torch.randn(1, 1, 40, 16), torch.arange(40)
     rope, longrope = encoding("rope", dims(train_len=32)), encoding("longrope", dims(train_len=32))
+    mscale = longrope.frequencies()[1]
+    assert mscale == pytest.approx((1 + math.log(4) / math.log(32)) ** 0.5)
     for a, b in zip(rope.rotate(q, k, pos, pos), longrope.rotate(q, k, pos, pos)):
-        torch.testing.assert_close(a, b)
+        torch.testing.assert_close(a * mscale, b)
     longrope.set_scale(4)
     before = longrope.rotate(q, k, pos, pos)[0]
     longrope.set_factors(torch.linspace(1, 5, 8, dtype=torch.float64))
