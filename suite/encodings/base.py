@@ -1,6 +1,6 @@
 """The encoding plugin contract.
 
-An encoding is a ``torch.nn.Module`` that may act at nine places in the model (hooks), each
+An encoding is a ``torch.nn.Module`` that may act at ten places in the model (hooks), each
 with a do-nothing default, so a subclass overrides only what it uses:
 
 ==========================================  ==============================  ========================
@@ -15,6 +15,7 @@ hook                                        acts on                         used
 ``sink()``                                  per-head sink logits [H]        gpt-oss attention sinks
 ``normalize(scores, q0, k0)``               logits -> weights, not softmax  stick-breaking attention
 ``gate(y, x)``                              attention output [B, H, T, Dh]  gated attention
+``canon(site, h)``                          a block's hidden states [B,T,C]  Canon layers
 ==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
@@ -70,7 +71,7 @@ from torch import nn
 
 from suite.core.registry import Registry
 
-HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize", "gate")
+HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize", "gate", "canon")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -104,6 +105,7 @@ class ModelDims:
     train_len: int  # the training context length: what "scale 1" means
     layer: int | None = None  # the layer an instance serves (per_layer classes); None: shared by all
     token_embedding_std: float = 0.02  # the token embedding's initial std (the size's init; GPT-2's by default)
+    d_ff: int | None = None  # the MLP's hidden width (None: not known where the dims were made)
 
 
 @dataclass(frozen=True)
@@ -258,9 +260,18 @@ class PositionalEncoding(nn.Module):
         """The attention output y [B, H, T, Dh] of each head (after the weights met the values,
         before the output projection) modulated by the layer's (normalised) input x [B, T, D] of
         the same tokens: gated attention's Y' = Y * sigmoid(X W_theta) (Qiu et al. 2025, "Gated
-        Attention for Large Language Models", Sec. 2.2, position G1). A token's gate reads its
+        Attention for Large Language Models", gate position G1). A token's gate reads its
         own input alone, so it keeps the attention path and a key/value cache exact."""
         return y
+
+    def canon(self, site: str, h: torch.Tensor) -> torch.Tensor:
+        """Hidden states h [B, T, C] of the block at ``site`` mixed along time, in place of h:
+        "A" the attention's normalised input (C = D), "B" its queries, keys and values side by
+        side (C = 3D, before ``rotate``), "C" the MLP's normalised input (C = D), "D" the MLP's
+        hidden pre-activation (C = d_ff). Canon layers (Allen-Zhu 2025, "Physics of Language
+        Models: Part 4.1") put a short causal convolution at each. It must be causal; a
+        token's output depends on earlier tokens, so such an encoding is not cacheable."""
+        return h
 
     def extra_repr(self) -> str:
         return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))

@@ -126,6 +126,9 @@ class Schedule(PositionalEncoding):
     def gate(self, y, x):
         return self.inner.gate(y, x)
 
+    def canon(self, site, h):
+        return self.inner.canon(site, h)
+
     def extra_repr(self) -> str:
         window = "" if self._window is None else f", window={self._window.kind} {self._window.size}"
         return f"layer={self.dims.layer}: {self.entry.impl}{window}"

@@ -183,12 +183,17 @@ def _gate(self, y, x):
     return self.inner.gate(y, x)
 
 
+def _canon(self, site, h):
+    return self.inner.canon(site, h)
+
+
 def _relative_bias(self, distance):
     return self.inner.relative_bias(distance)
 
 
 _DELEGATES = {"embed": _embed, "bias": _bias, "logits": _logits, "score": _score, "decay": _decay, "sink": _sink,
-              "normalize": _normalize, "gate": _gate}
+              "normalize": _normalize, "gate": _gate,
+              "canon": _canon}
 
 
 @functools.cache

@@ -51,7 +51,7 @@ class ModelConfig:
     @property
     def dims(self) -> ModelDims:
         return ModelDims(self.d_model, self.n_heads, self.d_model // self.n_heads, self.n_layers, self.train_len,
-                         token_embedding_std=TOKEN_EMBEDDING_STD[self.init])
+                         token_embedding_std=TOKEN_EMBEDDING_STD[self.init], d_ff=self.d_ff)
 
 
 class AttentionPath(str, enum.Enum):
@@ -234,7 +234,10 @@ class Attention(nn.Module):
         chunk of ``chunk`` queries when given). ``cache``: keys and values of earlier tokens,
         which x follows (and which it then also holds)."""
         B, T, D = x.shape
-        q, k, v = self.qkv(x).split(D, dim=-1)
+        qkv = self.qkv(x)  # [B, T, 3D]
+        if "canon" in encoding.active_hooks():  # Canon-B: queries, keys and values mixed along time
+            qkv = encoding.canon("B", qkv)
+        q, k, v = qkv.split(D, dim=-1)
         q, k, v = (t.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))  # [B, H, T, Dh]
         q, k = encoding.rotate(q, k, pos, pos)
         # the decay hook's cumulative log forget values [B, H, T] of the queries and of the keys
@@ -272,8 +275,13 @@ class Block(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x, encoding, pos, path, mask=None, chunk=None, cache=None, layer=0):
-        x = x + self.drop(self.attn(self.ln1(x), encoding, pos, path, mask, chunk, cache, layer))
-        return x + self.drop(self.mlp(self.ln2(x)))
+        if "canon" not in encoding.active_hooks():
+            x = x + self.drop(self.attn(self.ln1(x), encoding, pos, path, mask, chunk, cache, layer))
+            return x + self.drop(self.mlp(self.ln2(x)))
+        # Canon layers (the canon hook): A before attention, C before the MLP, D on its hidden pre-activation
+        x = x + self.drop(self.attn(encoding.canon("A", self.ln1(x)), encoding, pos, path, mask, chunk, cache, layer))
+        hidden = encoding.canon("D", self.mlp[0](encoding.canon("C", self.ln2(x))))  # [B, T, d_ff]
+        return x + self.drop(self.mlp[2](self.mlp[1](hidden)))
 
 
 def check_transform(transform, encoding: PositionalEncoding):
