@@ -7,8 +7,10 @@ Reference: transformers==5.23.0, ``Gemma3TextConfig`` (its default ``layer_types
 ``apply_rotary_pos_emb``, and the sliding layers' mask (``masking_utils.sliding_window_overlay``
 and causality, as ``Gemma3TextModel`` builds it). Nothing of them is copied into this
 project. The config is Gemma 3's defaults at a small shape (12 layers, head dimension 16,
-a sliding window of 16 tokens instead of 4,096 of 32k): the pattern and the bases are the
-model's own.
+a sliding window of 16 tokens): the pattern and the bases are the model's own. Gemma 3's
+window is 1,024 tokens (Gemma 3 Technical Report, Sec. 2.2; ``sliding_window: 1024`` in the
+released checkpoints' configs), as encodings/gemma3.yaml says; ``Gemma3TextConfig``'s own
+default of 4,096 is Gemma 2's window and is overridden here like every size.
 
 Regenerate with (transformers goes to a scratch folder; importing Gemma 3's modeling module
 also imports the tokenizer classes, hence tokenizers and sentencepiece):
