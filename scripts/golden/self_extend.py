@@ -38,7 +38,9 @@ from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "self-extend.json"
 HEAD_DIM, T, BASE = 16, 96, 10000.0
-SETTINGS = [(4, 16), (8, 24), (3, 10)]  # (group_size_1 G, group_size_2 W); W / G not whole in the last two
+# (group_size_1 G, group_size_2 W); W / G not whole in the last four; the last two are the spec's
+# defaults at L = 64 and L = 16 (G = 22, W = L / 4)
+SETTINGS = [(4, 16), (8, 24), (3, 10), (22, 16), (22, 4)]
 
 
 def reference_forward(path: Path):
