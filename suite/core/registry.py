@@ -129,6 +129,10 @@ class Registry(Generic[T]):
 
         return decorator
 
+    def unregister(self, name: str) -> None:
+        """Withdraws a member (a test's own, once the test is done): its name is free again."""
+        del self._items[name]
+
     def member(self, name: str):
         """The member registered as ``name`` (no external references); ValueError, with the nearest
         name and every known one, otherwise (what a pydantic validator or a caller reports)."""

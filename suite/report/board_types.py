@@ -1,5 +1,5 @@
 """What a board is: its columns, its rows (entries) and their cells, as the site, the terminal
-and the downloads render them. Built by :mod:`.boards` and :mod:`.leaderboard`."""
+and the downloads render them. Built by the board kinds (suite.report.kinds)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class Board:
     """One board; built by keyword only (its fields are many, and several are alike in type)."""
 
     id: str
-    kind: str  # lm, task, breakdown, glue, cost
+    kind: str  # its kind: a name of suite.report.board_kinds.BOARD_KINDS (suite/report/kinds/)
     title: str
     size: str
     task: str

@@ -1,10 +1,10 @@
-"""Leaderboard boards, computed from per-seed figures with :mod:`suite.report.stats`.
+"""The boards with a column per scale, computed from per-seed figures with :mod:`suite.report.stats`.
 
-A board is one table of the leaderboard: language modelling on a corpus (bits per byte
-at each scale), a length-generalization task (accuracy at each scale), a per-depth
-breakdown of a task; or (in :mod:`.leaderboard`) the GLUE-style battery or training cost. Each is built from the
-``figures`` view one figure per (encoding, size, task, metric, scale, seed), so every
-cell is a mean over seeds with its 95% interval, and ranks are intervals from paired tests
+:class:`ScaleBoardKind` is the kind of such boards: language modelling on a corpus (bits per
+byte at each scale), a length-generalization task (accuracy at each scale), a per-depth breakdown
+of a task (suite.report.kinds); the other kinds (GLUE-style battery, training cost) build their own.
+Each is built from the ``figures`` view one figure per (encoding, size, task, metric, scale, seed),
+so every cell is a mean over seeds with its 95% interval, and ranks are intervals from paired tests
 over shared seeds. The site and the terminal render the same :class:`Board` objects.
 
 * A cell with several seeds: mean and Student-t interval over seeds (``stats.METHOD``);
@@ -27,13 +27,14 @@ from collections import defaultdict
 from statistics import fmean
 
 from suite.report import stats
-from suite.report.board_kinds import BOARD_KINDS
+from suite.report.board_kinds import BOARD_KINDS, BoardKind, ordered_kinds
 from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, sampling_floors,
                                       seed_cell, slug)
 # the boards' types, which the pages and the terminal import from here too
 from suite.report.board_types import SHARE, Board, Cell, Column, Entry  # noqa: F401
-from suite.report.figures import Recipe, info_of, is_breakdown
+from suite.report.figures import NO_RECIPE, Sources, info_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
+from suite.results.rows import board_of, breakdown_of
 
 
 def _summary(per_seed_columns: list[dict[int, float]], seeds) -> dict[int, float | None]:
@@ -48,49 +49,70 @@ def _summary(per_seed_columns: list[dict[int, float]], seeds) -> dict[int, float
 # -- scale boards (language modelling, tasks, breakdowns) -------------------------------------------------------
 
 
-def _scale_board_key(f: dict, runs: dict) -> tuple | None:
-    if f["checkpoint_level"] or f["scale"] is None or f["metric"] == "bpb_lmeval":
-        return None  # bpb_lmeval is the lm-eval cross-check of bpb: on the run pages and in the downloads
-    run = runs.get(f["run_id"])
-    recipe = run["recipe"] if run else Recipe(None, None, None, None)
-    kind = "lm" if f["metric"] == "bpb" else "breakdown" if is_breakdown(f["metric"]) else "task"
-    return kind, f["size"], f["task"], f["metric"], recipe
+class ScaleBoardKind(BoardKind):
+    """A kind of board with a column per scale: one board per size, task, metric and recipe of the
+    figures whose metric's declaration names this kind (suite/results/metrics.yaml ``board``, or a
+    breakdown's ``breakdown_board``)."""
+
+    per_scale = True
+
+    @classmethod
+    def select(cls, figure: dict, run: dict | None) -> tuple | None:
+        if figure["checkpoint_level"] or figure["scale"] is None or board_of(figure["metric"]) != cls.name:
+            return None
+        return figure["size"], figure["task"], figure["metric"], run["recipe"] if run else NO_RECIPE
+
+    @classmethod
+    def build(cls, groups: dict[tuple, list[dict]], sources: Sources) -> list[Board]:
+        scales_of, recipes_of = _shared_axes(sources)
+        first = first_recipes(sources.runs)
+        boards = []
+        for key in sorted(groups, key=lambda k: (k[0], k[1], _metric_order(k[2]), k[3] != first.get((k[0], k[1])),
+                                                 k[3].label)):
+            size, task, metric, recipe = key
+            several = len(recipes_of[(size, task)]) > 1
+            id_part = None if recipe == first.get((size, task)) else recipe.slug
+            boards.append(_scale_board(cls, size, task, metric, recipe if several else None, recipe,
+                                       sorted(scales_of[(size, task, recipe)]), groups[key], id_part))
+        return boards
+
+
+def _shared_axes(sources: Sources) -> tuple[dict[tuple, set[int]], dict[tuple, set]]:
+    """Every scale evaluated for (size, task, recipe), and every recipe of (size, task), over the
+    figures of every per-scale kind: a task's board and its breakdowns have the same columns, and a
+    recipe that is on one of them is named on all."""
+    scales_of: dict[tuple, set[int]] = defaultdict(set)
+    recipes_of: dict[tuple, set] = defaultdict(set)
+    for name, groups in sources.selected.items():
+        if not issubclass(BOARD_KINDS.get(name), ScaleBoardKind):
+            continue
+        for (size, task, metric, recipe), rows in groups.items():
+            scales_of[(size, task, recipe)].update(f["scale"] for f in rows)
+            recipes_of[(size, task)].add(recipe)
+    return scales_of, recipes_of
 
 
 def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    scales_of: dict[tuple, set[int]] = defaultdict(set)  # every scale evaluated for (size, task, recipe)
-    for f in figures:
-        key = _scale_board_key(f, runs)
-        if key is not None:
-            groups[key].append(f)
-            scales_of[(key[1], key[2], key[4])].add(f["scale"])
-    recipes_of: dict[tuple, set] = defaultdict(set)
-    for kind, size, task, metric, recipe in groups:
-        recipes_of[(size, task)].add(recipe)
-    first = first_recipes(runs)
-    boards = []
-    for key in sorted(groups, key=lambda k: (BOARD_KINDS.get(k[0]).order, k[1], k[2], _metric_order(k[3]),
-                                             k[4] != first.get((k[1], k[2])), k[4].label)):
-        kind, size, task, metric, recipe = key
-        several = len(recipes_of[(size, task)]) > 1
-        id_part = None if recipe == first.get((size, task)) else recipe.slug
-        boards.append(_scale_board(kind, size, task, metric, recipe if several else None, recipe,
-                                   sorted(scales_of[(size, task, recipe)]), groups[key], id_part))
-    return boards
+    """The boards of every per-scale kind from ``figures`` alone (no database), in kind order."""
+    kinds = [kind for kind in ordered_kinds() if issubclass(kind, ScaleBoardKind)]
+    sources = Sources(runs, figures)
+    sources.select(kinds)
+    return [board for kind in kinds for board in kind.build(sources.selected[kind.name], sources)]
 
 
 def _metric_order(metric: str) -> tuple:
-    base, _, depth = metric.partition("_depth")
-    return (base, int(depth) if depth.isdigit() else -1, metric)
+    """A metric, then its breakdowns in the order of their values (acc, acc_depth0, acc_depth1, ...)."""
+    base, _, value = breakdown_of(metric) or (metric, None, "")
+    return (base, int(value) if value.isdigit() else -1, metric)
 
 
-def _scale_board(kind, size, task, metric, shown_recipe, recipe, scales, rows, id_part: str | None = None) -> Board:
+def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, recipe, scales, rows,
+                 id_part: str | None = None) -> Board:
     info = info_of(metric)
     lower = info.lower_is_better if info else False
     share = bool(info and info.unit == SHARE)
-    what = "bpb" if metric == "bpb" else metric
-    board_kind = BOARD_KINDS.get(kind)
+    what = metric
+    kind = board_kind.name
     title = board_kind.title(task, metric, size)
     if shown_recipe is not None:
         title += f" ({shown_recipe.label})"

@@ -1,12 +1,14 @@
 """Reading the database for the boards: the figures one per (encoding, size, task, metric,
-scale, seed), the runs with their recipes, and what each metric is."""
+scale, seed), the runs with their recipes, and what each metric is; :class:`Sources` holds them
+for the board kinds (suite.report.kinds), which each pick their figures and build their boards."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 
-from suite.results.rows import MetricInfo, metric_info
+from suite.results.rows import MetricInfo, declaration
 
 
 def _dicts(con, sql: str, params=()) -> list[dict]:
@@ -69,11 +71,50 @@ def load_figures(con) -> list[dict]:
                           FROM figures ORDER BY size, task, metric, encoding, scale, seed""")
 
 
+def entries_by_run(con) -> dict[str, list[dict]]:
+    """run_id -> every encoding evaluated on that checkpoint (a checkpoint-level figure belongs to all)."""
+    out: dict[str, list[dict]] = defaultdict(list)
+    for r in _dicts(con, "SELECT run_id, encoding, display_name, family, trained_as FROM entries ORDER BY encoding"):
+        out[r["run_id"]].append(r)
+    return out
+
+
+NO_RECIPE = Recipe(None, None, None, None)  # a figure whose training run is not in the database
+
+
+@dataclass
+class Sources:
+    """What the board kinds build their boards from: the database's runs and figures, the encodings
+    evaluated on each checkpoint, and (filled by :meth:`select`) the figures each kind picked."""
+
+    runs: dict[str, dict]
+    figures: list[dict]
+    owners: dict[str, list[dict]] = field(default_factory=dict)  # run_id -> every encoding evaluated on it
+    glue_chances: dict[str, float | None] = field(default_factory=dict)  # GLUE-style task -> its chance level
+    con: object = None  # the database, for a kind that reads a table of its own (None: figures alone)
+    selected: dict[str, dict[object, list[dict]]] = field(default_factory=dict)  # kind -> group -> figures
+
+    @classmethod
+    def load(cls, con, glue_chances: dict[str, float | None] | None = None) -> "Sources":
+        return cls(load_runs(con), load_figures(con), entries_by_run(con), glue_chances or {}, con)
+
+    def query(self, sql: str, params=()) -> list[dict]:
+        """Rows of the database as dicts (a kind's own table, such as the bench's)."""
+        return _dicts(self.con, sql, params)
+
+    def select(self, kinds) -> None:
+        """Offer every figure to every kind (suite.report.board_kinds.BoardKind.select): each keeps
+        the ones it shows, grouped by its boards."""
+        for kind in kinds:
+            self.selected[kind.name] = defaultdict(list)
+        for f in self.figures:
+            run = self.runs.get(f["run_id"])
+            for kind in kinds:
+                key = kind.select(f, run)
+                if key is not None:
+                    self.selected[kind.name][key].append(f)
+
+
 def info_of(metric: str) -> MetricInfo | None:
     """A metric's metadata; a per-depth breakdown (``acc_depth3``) has its base metric's."""
-    info = metric_info()
-    return info.get(metric) or info.get(metric.split("_depth", 1)[0])
-
-
-def is_breakdown(metric: str) -> bool:
-    return metric not in metric_info() and info_of(metric) is not None
+    return declaration(metric)

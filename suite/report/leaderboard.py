@@ -1,65 +1,44 @@
-"""The whole leaderboard: the scale boards of :mod:`.boards`, plus the boards of whole
-checkpoints (GLUE-style scores, training cost) and the columns they lend each other."""
+"""The whole leaderboard: every registered board kind (suite.report.kinds) picks its figures and
+builds its boards; the kinds' boards, in kind order, are the leaderboard. No board is decided
+here: a kind is added by a module of its own, a metric reaches a board by its declaration."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
-from suite.report.board_kinds import BOARD_KINDS, kind_of
-from suite.report.board_types import Board, Cell, Column
-from suite.report.boards import scale_boards
-from suite.report.figures import _dicts, load_figures, load_runs
-from suite.report.kinds.bench import bench_boards
-from suite.report.kinds.cost import BESIDE_SCORES, cost_boards
-from suite.report.kinds.glue import glue_boards, load_glue_settings
-
-
-def attach_columns(boards: list[Board], glue: list[Board], costs: list[Board]) -> None:
-    """Beside each language-modelling board: the same checkpoints' GLUE-style score and training cost."""
-    for board in boards:
-        if not kind_of(board).carries_checkpoint_columns:
-            continue
-        g = next((b for b in glue if b.size == board.size and b.task == board.task), None)
-        if g is not None:
-            board.columns.append(Column("glue", "GLUE-style score", "GLUE", "the same checkpoints fine-tuned on the "
-                                        "GLUE-style battery (see its board)", False, 3, "glue", g.chance))
-            cells = {e.encoding: e.cells["glue_score"] for e in g.entries}
-            for e in board.entries:
-                e.cells["glue"] = cells.get(e.encoding, Cell(status="missing"))
-        cost = next((b for b in costs if b.size == board.size and b.task == board.task and b.recipe == board.recipe),
-                    None)
-        if cost is not None:
-            shown = [c for c in cost.columns if c.key in BESIDE_SCORES]
-            board.columns += shown
-            cells = {e.encoding: e.cells for e in cost.entries}
-            for e in board.entries:
-                mine = cells.get(e.trained_as or e.encoding, {})
-                for c in shown:
-                    e.cells[c.key] = mine.get(c.key, Cell(status="missing"))
-
-
-# -- everything ---------------------------------------------------------------------------------------------------
-
-
-def entries_by_run(con) -> dict[str, list[dict]]:
-    """run_id -> every encoding evaluated on that checkpoint (a checkpoint-level figure belongs to all)."""
-    out: dict[str, list[dict]] = defaultdict(list)
-    for r in _dicts(con, "SELECT run_id, encoding, display_name, family, trained_as FROM entries ORDER BY encoding"):
-        out[r["run_id"]].append(r)
-    return out
+from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
+from suite.report.board_types import Board
+from suite.report.figures import Sources
+from suite.results.rows import board_of
 
 
 @dataclass
 class Leaderboard:
-    boards: list[Board]  # language modelling, tasks, breakdowns
-    glue: list[Board]
-    cost: list[Board]
+    by_kind: dict[str, list[Board]]  # kind name -> its boards, the kinds in order
     runs: dict[str, dict]
+
+    def sections(self) -> list[tuple[type[BoardKind], list[Board]]]:
+        """Every kind that has boards, in kind order, with its boards: the site's sections."""
+        return [(BOARD_KINDS.get(name), boards) for name, boards in self.by_kind.items() if boards]
 
     @property
     def all(self) -> list[Board]:
-        return self.boards + self.glue + self.cost
+        return [board for boards in self.by_kind.values() for board in boards]
+
+    @property
+    def boards(self) -> list[Board]:
+        """The boards with a column per scale (language modelling, tasks, breakdowns)."""
+        return [b for b in self.all if kind_of(b).per_scale]
+
+    @property
+    def glue(self) -> list[Board]:
+        """The boards of checkpoints fine-tuned on a battery (the GLUE-style scores)."""
+        return [b for b in self.all if kind_of(b).fine_tuned]
+
+    @property
+    def cost(self) -> list[Board]:
+        """The boards of what training and evaluation cost (training cost, posbench bench)."""
+        return [b for b in self.all if kind_of(b).measures_cost]
 
     def find(self, board_id: str) -> Board | None:
         return next((b for b in self.all if b.id == board_id), None)
@@ -67,16 +46,30 @@ class Leaderboard:
     def of_kind(self, kind: str) -> list[Board]:
         """The boards of one kind (a name of suite.report.board_kinds.BOARD_KINDS), in order."""
         BOARD_KINDS.get(kind)  # a name that is not a kind is an error, not an empty section
-        return [b for b in self.all if b.kind == kind]
+        return list(self.by_kind.get(kind, []))
+
+
+def check_declared_boards(figures: list[dict]) -> None:
+    """A metric declared on a board that no kind is (a typo in metrics.yaml) is an error, not a
+    figure that silently shows nowhere."""
+    for metric in {f["metric"] for f in figures}:
+        board = board_of(metric)
+        if board is not None:
+            try:
+                BOARD_KINDS.member(board)
+            except ValueError as exc:
+                raise ValueError(f"metric '{metric}', as declared (suite/results/metrics.yaml): {exc}") from None
 
 
 def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboard:
-    """Every board of the database."""
-    runs = load_runs(con)
-    figures = load_figures(con)
-    owners = entries_by_run(con)
-    boards = scale_boards(figures, runs)
-    glue = glue_boards(figures, runs, owners, glue_chances or {}, load_glue_settings(con))
-    cost = cost_boards(runs, owners)
-    attach_columns(boards, glue, cost)
-    return Leaderboard(boards, glue, cost + bench_boards(con), runs)
+    """Every board of the database: each kind selects its figures, builds its boards, then lends
+    columns to the boards of the checkpoints' own scores."""
+    sources = Sources.load(con, glue_chances)
+    check_declared_boards(sources.figures)
+    kinds = ordered_kinds()
+    sources.select(kinds)
+    by_kind = {kind.name: kind.build(sources.selected[kind.name], sources) for kind in kinds}
+    carriers = [b for boards in by_kind.values() for b in boards if kind_of(b).carries_checkpoint_columns]
+    for kind in kinds:
+        kind.lend(by_kind[kind.name], carriers)
+    return Leaderboard(by_kind, sources.runs)

@@ -118,18 +118,72 @@ class MetricInfo:
     unit: str | None = None
     chance: float | None = None  # the score of a model that guesses, where the metric has one
     headline: bool = False  # the figure a progress line shows for an evaluation
+    # the board kind that shows its figures (a name of suite.report.board_kinds.BOARD_KINDS); None: on no
+    # board (a cross-check such as bpb_lmeval, a figure that only makes up another's): the report reads
+    # this, never the metric's name
+    board: str | None = None
+    # the board kind that shows its breakdowns (acc_depth3: acc over the examples of depth 3); None: none
+    breakdown_board: str | None = None
+
+
+# The meta fields of an example that a figure is also broken down by: a breakdown's metric is named
+# ``{metric}_{field}{value}`` (suite.evaluation.lmeval_tasks.task_rows, suite.results.samples.rescore).
+BREAKDOWN_FIELDS = ("depth",)
 
 
 @functools.cache
 def metric_info() -> dict[str, MetricInfo]:
+    """Every declared metric: metrics.yaml's, and those declared since by :func:`declare_metric`."""
     data = yaml.safe_load(resources.files("suite.results").joinpath("metrics.yaml").read_text())
     return {name: MetricInfo(name=name, **fields) for name, fields in data.items()}
 
 
-def lower_is_better(metric: str) -> bool:
-    """A metric's direction; per-depth breakdowns (``acc_depth3``) follow their base metric."""
+def declare_metric(info: MetricInfo) -> MetricInfo:
+    """Declare a metric that metrics.yaml does not, in this process only (a test's own metric; code
+    that builds boards in its own process); a name already declared is refused, not replaced."""
+    if info.name in metric_info():
+        raise ValueError(f"metric '{info.name}' is already declared")
+    metric_info()[info.name] = info
+    return info
+
+
+def withdraw_metric(name: str) -> None:
+    """Undo :func:`declare_metric` (a test's own metric, once the test is done)."""
+    del metric_info()[name]
+
+
+def breakdown_of(metric: str) -> tuple[str, str, str] | None:
+    """(base metric, field, value) of a breakdown's name (``acc_depth3``: acc, depth, 3); None when
+    the name is not one (a declared metric never is)."""
+    if metric in metric_info():
+        return None
+    for field in BREAKDOWN_FIELDS:
+        base, sep, value = metric.partition(f"_{field}")
+        if sep and base:
+            return base, field, value
+    return None
+
+
+def declaration(metric: str) -> MetricInfo | None:
+    """A metric's declaration; a breakdown (``acc_depth3``) has its base metric's."""
     info = metric_info()
     if metric in info:
-        return info[metric].lower_is_better
-    base = metric.split("_depth", 1)[0]
-    return info[base].lower_is_better if base in info else False
+        return info[metric]
+    parts = breakdown_of(metric)
+    return info.get(parts[0]) if parts else None
+
+
+def board_of(metric: str) -> str | None:
+    """The board kind that shows a metric's figures, as declared: its own ``board``, or for a
+    breakdown its base metric's ``breakdown_board``; None: on no board."""
+    info = metric_info()
+    if metric in info:
+        return info[metric].board
+    base = declaration(metric)
+    return base.breakdown_board if base is not None else None
+
+
+def lower_is_better(metric: str) -> bool:
+    """A metric's direction; per-depth breakdowns (``acc_depth3``) follow their base metric."""
+    info = declaration(metric)
+    return info.lower_is_better if info is not None else False

@@ -1,12 +1,32 @@
-"""The boards of ``posbench bench`` records: what each encoding costs, measured in one process."""
+"""The board kind of ``posbench bench`` records: what each encoding costs, measured in one process."""
 
 from __future__ import annotations
 
 import duckdb
 
+from suite.report.board_kinds import BOARD_KINDS, BoardKind
 from suite.report.board_parts import slug
 from suite.report.board_types import Board, Cell, Column, Entry
-from suite.report.figures import _dicts
+from suite.report.figures import Sources
+
+
+@BOARD_KINDS.register()
+class BenchBoard(BoardKind):
+    """The latest ``posbench bench`` of each shape and device, from the database's ``bench`` table
+    (no figures): the canonical measure of what each encoding costs (suite.report.overview)."""
+
+    name = "bench"
+    heading = "What each encoding costs"
+    blurb = ("Training and evaluation speed and memory of each encoding, measured by posbench bench in one process "
+             "on one machine; in brackets, the ratio to NoPE in the same run.")
+    order = 5
+    ranked = False
+    compared = False
+    measures_cost = True
+
+    @classmethod
+    def build(cls, groups: dict, sources: Sources) -> list[Board]:
+        return bench_boards(sources) if sources.con is not None else []
 
 BENCH_COLUMNS = (  # metric, header, terminal header, description, lower is better, digits
     ("train_tokens_per_s", "Lightning tok/s", "L tok/s", "training tokens per second through the Lightning module "
@@ -19,11 +39,11 @@ BENCH_COLUMNS = (  # metric, header, terminal header, description, lower is bett
 )
 
 
-def bench_boards(con) -> list[Board]:
+def bench_boards(sources: Sources) -> list[Board]:
     """The latest ``posbench bench`` of each shape and device (the ``bench`` table): one row
     per encoding, its training and evaluation speed and evaluation memory."""
     try:
-        rows = _dicts(con, "SELECT * FROM bench ORDER BY created_at")
+        rows = sources.query("SELECT * FROM bench ORDER BY created_at")
     except duckdb.Error:  # a database written before the bench table existed
         return []
     latest: dict[tuple, str] = {}
@@ -55,8 +75,8 @@ def bench_boards(con) -> list[Board]:
         first = mine[0]
         title = (f"What each encoding costs: {size or f'd={d}, {n_layers} layers'}, T={seq_len}, batch {batch}, {device} "
                  f"({first['machine']}, {first['created_at']})")
-        board = Board(id=slug("bench", device, size or d, seq_len, batch), kind="cost", title=title,
-                      size=size or str(d), task="bench", metric=None, columns=columns,
+        board = Board(id=slug(BenchBoard.name, device, size or d, seq_len, batch), kind=BenchBoard.name,
+                      title=title, size=size or str(d), task="bench", metric=None, columns=columns,
                       entries=sorted(entries.values(), key=lambda e: e.encoding), seeds=[],
                       method=f"one run of posbench bench ({bench_id}); matmul peak "
                              f"{first['matmul_peak_flops'] / 1e9:.0f} GFLOP/s",

@@ -9,11 +9,38 @@ from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS, BoardKind
 from suite.report.board_parts import first_recipes, interval_text, slug
 from suite.report.board_types import Board, Cell, Column, Entry
+from suite.report.figures import Sources
 
 
-@BOARD_KINDS.register("cost")
+@BOARD_KINDS.register()
 class CostBoard(BoardKind):
-    """Training cost, or a ``posbench bench`` record (suite.report.leaderboard)."""
+    """Training cost of each checkpoint, from its training run's record (no figures)."""
+
+    name = "cost"
+    heading = "Training cost"
+    blurb = ("Training cost of each checkpoint, from the same runs (mean over seeds). Training-free variants share "
+             "their checkpoint's training cost.")
+    order = 4
+    measures_cost = True
+
+    @classmethod
+    def build(cls, groups: dict, sources: Sources) -> list[Board]:
+        return cost_boards(sources.runs, sources.owners)
+
+    @classmethod
+    def lend(cls, boards: list[Board], carriers: list[Board]) -> None:
+        """Beside each board of the same checkpoints' own scores: their size, speed and memory."""
+        for board in carriers:
+            cost = next((b for b in boards if b.size == board.size and b.task == board.task
+                         and b.recipe == board.recipe), None)
+            if cost is not None:
+                shown = [c for c in cost.columns if c.key in BESIDE_SCORES]
+                board.columns += shown
+                cells = {e.encoding: e.cells for e in cost.entries}
+                for e in board.entries:
+                    mine = cells.get(e.trained_as or e.encoding, {})
+                    for c in shown:
+                        e.cells[c.key] = mine.get(c.key, Cell(status="missing"))
 
 
 COST_COLUMNS = (  # key, header, terminal header, description, lower is better (None: no direction), digits
@@ -60,8 +87,8 @@ def cost_boards(runs: dict, entries_of_run: dict[str, list[dict]]) -> list[Board
                 entry.per_seed[key] = dict(values[enc][key])
             entry.shared_by.sort()
         seeds = sorted({r["seed"] for r in rows})
-        board_id = slug("cost", size, task, None if recipe == first.get((size, task)) else recipe.slug)
-        board = Board(id=board_id, kind="cost", title=f"Training cost: {task}, size {size} ({recipe.label})",
+        board_id = slug(CostBoard.name, size, task, None if recipe == first.get((size, task)) else recipe.slug)
+        board = Board(id=board_id, kind=CostBoard.name, title=f"Training cost: {task}, size {size} ({recipe.label})",
                       size=size, task=task, metric=None, columns=columns,
                       entries=sorted(entries.values(), key=lambda e: e.encoding), seeds=seeds,
                       method=interval_text(len(seeds), False), lower_is_better=None, recipe=recipe.label,

@@ -11,19 +11,51 @@ from statistics import fmean
 from suite.report.board_kinds import BOARD_KINDS, BoardKind
 from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, seed_cell,
                                       slug)
-from suite.report.board_types import Board, Column, Entry
-from suite.report.figures import _dicts
-from suite.results.rows import metric_info
+from suite.report.board_types import Board, Cell, Column, Entry
+from suite.report.figures import Sources
+from suite.results.rows import board_of, metric_info
 
 
-@BOARD_KINDS.register("glue")
+@BOARD_KINDS.register()
 class GlueBoard(BoardKind):
-    """The GLUE-style battery of whole checkpoints (suite.report.leaderboard)."""
+    """The GLUE-style battery of whole checkpoints: the checkpoint-level figures of metrics declared
+    ``board: glue`` (each task's score and the overall score)."""
 
+    name = "glue"
+    heading = "GLUE-style scores"
+    blurb = ("Each backbone fine-tuned with a small head on the last byte, one recipe for every encoding; each "
+             "task's score is the mean of its GLUE metrics, the overall score their unweighted mean, as in GLUE. "
+             "Training-free variants share the score of the checkpoint they evaluate.")
+    order = 3
+    fine_tuned = True
     # 0.05 of the score: fine-tuning scores of encodings on a backbone differ by a few points
     # (the papers report 1-5 GLUE points between them), so a ranking that cannot see five is moot
     effect = 0.05
     effect_unit = "GLUE-style score"
+
+    @classmethod
+    def select(cls, figure: dict, run: dict | None) -> tuple | None:
+        if not figure["checkpoint_level"] or board_of(figure["metric"]) != cls.name:
+            return None
+        # the backbone's training task, not the battery's: a board per checkpoint
+        return figure["size"], run["task"] if run else figure["task"], run["recipe"] if run else None
+
+    @classmethod
+    def build(cls, groups: dict[tuple, list[dict]], sources: Sources) -> list[Board]:
+        figures = [f for rows in groups.values() for f in rows]
+        return glue_boards(groups, sources.runs, sources.owners, sources.glue_chances, settings_of(sources, figures))
+
+    @classmethod
+    def lend(cls, boards: list[Board], carriers: list[Board]) -> None:
+        """Beside each board of the same checkpoints' own scores: their GLUE-style score."""
+        for board in carriers:
+            g = next((b for b in boards if b.size == board.size and b.task == board.task), None)
+            if g is not None:
+                board.columns.append(Column("glue", "GLUE-style score", "GLUE", "the same checkpoints fine-tuned on "
+                                            "the GLUE-style battery (see its board)", False, 3, "glue", g.chance))
+                cells = {e.encoding: e.cells["glue_score"] for e in g.entries}
+                for e in board.entries:
+                    e.cells["glue"] = cells.get(e.encoding, Cell(status="missing"))
 
 
 @dataclass(frozen=True)
@@ -50,13 +82,16 @@ class GlueSetting:
         return f"ft{self.steps}-{hashlib.sha256(self.settings.encode()).hexdigest()[:6]}"
 
 
-def load_glue_settings(con) -> dict[str, tuple[GlueSetting, str]]:
-    """eval_id -> (its GLUE-style setting, when it finished) for every GLUE-style evaluation."""
+def settings_of(sources: Sources, figures: list[dict]) -> dict[str, tuple[GlueSetting, str]]:
+    """eval_id -> (its fine-tuning setting, when it finished) for the evaluations of ``figures``."""
+    if sources.con is None or not figures:
+        return {}
+    wanted = {f["eval_id"] for f in figures}
     return {r["eval_id"]: (GlueSetting.of(json.loads(r["settings"])), r["finished_at"] or "~")
-            for r in _dicts(con, "SELECT eval_id, settings, finished_at FROM evaluations WHERE evaluator = 'glue'")}
+            for r in sources.query("SELECT eval_id, settings, finished_at FROM evaluations") if r["eval_id"] in wanted}
 
 
-def glue_boards(figures: list[dict], runs: dict, entries_of_run: dict[str, list[dict]],
+def glue_boards(selected: dict[tuple, list[dict]], runs: dict, entries_of_run: dict[str, list[dict]],
                 chances: dict[str, float | None], settings_of: dict[str, tuple] | None = None) -> list[Board]:
     """A board per (size, training task, backbone recipe, fine-tuning setting): each task's
     score and the macro average, for every encoding evaluated on the checkpoint (training-free
@@ -66,12 +101,10 @@ def glue_boards(figures: list[dict], runs: dict, entries_of_run: dict[str, list[
     settings_of = settings_of or {}
     groups: dict[tuple, list[dict]] = defaultdict(list)
     finished: dict[tuple, str] = {}
-    for f in figures:
-        if f["checkpoint_level"] and f["metric"] in ("score", "glue_score"):
-            run = runs.get(f["run_id"])
-            recipe = run["recipe"] if run else None
+    for (size, trained_on, recipe), rows in selected.items():
+        for f in rows:
             setting, at = settings_of.get(f.get("eval_id"), (None, "~"))
-            key = (f["size"], run["task"] if run else f["task"], recipe, setting)
+            key = (size, trained_on, recipe, setting)
             groups[key].append(f)
             finished[key] = min(finished.get(key, "~"), at)
     tasks_per_size, recipes_of, settings_on = defaultdict(set), defaultdict(set), defaultdict(set)
@@ -97,7 +130,7 @@ def glue_boards(figures: list[dict], runs: dict, entries_of_run: dict[str, list[
         id_parts = [recipe.slug if recipe is not None and recipe != first.get((size, trained_on)) else None,
                     setting.slug if setting is not None and setting != first_setting[(size, trained_on, recipe)] else None]
         id_part = "-".join(p for p in id_parts if p) or None
-        boards.append(_glue_board(slug("glue", size, trained_on, id_part), title, size, trained_on, rows,
+        boards.append(_glue_board(slug(GlueBoard.name, size, trained_on, id_part), title, size, trained_on, rows,
                                   entries_of_run, chances))
     return boards
 
@@ -121,7 +154,7 @@ def _glue_board(board_id, title, size, trained_on, rows, entries_of_run, chances
                        + (f" (chance {chances[t]:g})" if chances.get(t) is not None else ""), False, 3, "task",
                        chances.get(t)) for t in names]
     seeds = sorted({f["seed"] for f in rows if is_usable(f)})
-    board = Board(id=board_id, kind="glue", title=title, size=size, task=trained_on, metric="glue_score",
+    board = Board(id=board_id, kind=GlueBoard.name, title=title, size=size, task=trained_on, metric="glue_score",
                   columns=columns, entries=list(entries.values()), seeds=seeds,
                   method=interval_text(len(seeds), False), lower_is_better=False, chance=glue_chance)
     for enc, entry in entries.items():

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from suite.report.board_kinds import BOARD_KINDS, BoardKind
+from suite.report.board_kinds import BOARD_KINDS
+from suite.report.boards import ScaleBoardKind
 
 
-@BOARD_KINDS.register("lm")
-class LanguageModellingBoard(BoardKind):
+@BOARD_KINDS.register()
+class LanguageModellingBoard(ScaleBoardKind):
+    """The figures of metrics declared ``board: lm`` (bits per byte), a board per corpus, size and recipe."""
+
+    name = "lm"
+    heading = "Language modelling"
+    blurb = ("Bits per byte of held-out text (lower is better), scored in non-overlapping windows of s x L bytes "
+             "at each multiple s of the training length L; ranked at the longest.")
     order = 0
     overlaid = True
     metric_in_id = False

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from suite.report.board_kinds import BOARD_KINDS, BoardKind
+from suite.report.board_kinds import BOARD_KINDS
+from suite.report.boards import ScaleBoardKind
 
 
-@BOARD_KINDS.register("task")
-class TaskBoard(BoardKind):
+@BOARD_KINDS.register()
+class TaskBoard(ScaleBoardKind):
+    """The figures of metrics declared ``board: task``, a board per task, metric, size and recipe."""
+
+    name = "task"
+    heading = "Length-generalization tasks"
+    blurb = ("Exact-match accuracy (lm-eval's greedy flag) of models trained on each task at lengths up to L and "
+             "tested at s x L.")
     order = 1
     overlaid = True
     # 0.2 exact match: one example in five. Length generalization fails in steps (passkey
