@@ -29,6 +29,7 @@ from pydantic import Field
 from suite.evaluation.base import EvalContext, EvalResult, fits
 from suite.evaluation.extrapolation import evaluation_span
 from suite.plan.evaluators import EVALUATORS, Evaluator, Settings
+from suite.plan.task_kinds import kind_of
 from suite.results.rows import MetricRow
 
 WINDOW_POLICY = "the first non-overlapping windows of exactly eval_len of the test split; no carried context"
@@ -76,7 +77,7 @@ class AttentionSinks(Evaluator):
     @classmethod
     def evaluate(cls, model, context: EvalContext) -> EvalResult:
         s, task, scale, eval_len = context.settings, context.task.name, context.evaluation.scale, context.eval_len
-        if context.task.kind != "lm" or not fits(model, eval_len):  # a generated task reads no corpus
+        if not kind_of(context.task).reads_corpus or not fits(model, eval_len):  # a generated task reads no corpus
             return EvalResult([MetricRow.not_applicable(task, m, scale, eval_len, window_policy=WINDOW_POLICY)
                                for m in ("sink_rate", "sink_attention")])
         from suite.data.corpus import load_corpus

@@ -8,6 +8,7 @@ name: adding a kind is one class here and its registration.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from suite.core.registry import Registry
 from suite.plan.task_limits import lm_limits, synthetic_limits
@@ -24,6 +25,8 @@ class EvalRequest:
 
 class TaskKind:
     """The interface; subclasses are registered in :data:`TASK_KINDS` by ``TaskSpec.kind``."""
+
+    reads_corpus: ClassVar[bool] = False  # its runs train and are scored on a corpus's text
 
     def fingerprint(self, task: TaskSpec) -> str:
         """A content hash of the training data (part of every training run id)."""
@@ -65,6 +68,8 @@ def kind_of(task: TaskSpec) -> TaskKind:
 @TASK_KINDS.register("lm")
 class LanguageModelling(TaskKind):
     """Next-byte prediction on a corpus; scored in bits per byte at every scale."""
+
+    reads_corpus = True
 
     def fingerprint(self, task):
         from suite.data.corpus import corpus_fingerprint

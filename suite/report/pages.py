@@ -326,19 +326,6 @@ def unpublished_entries(con, published: set[str] | None) -> set[str]:
     return {r["encoding"] for r in _dicts(con, "SELECT eval_id, encoding FROM evaluations") if r["eval_id"] not in published}
 
 
-def _sections(lb):  # TEMPORARY until Leaderboard.sections lands
-    if hasattr(lb, "sections"):
-        return lb.sections()
-    from suite.report.board_kinds import BOARD_KINDS
-    out = []
-    for kind in ("lm", "task", "breakdown", "glue", "cost"):
-        bs = [b for b in lb.all if b.kind == kind]
-        if bs:
-            k = BOARD_KINDS.get(kind)
-            out.append((type("K", (), {"heading": getattr(k, "heading", kind), "blurb": getattr(k, "blurb", "")}), bs))
-    return out
-
-
 def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None = None,
                 published: set[str] | None = None) -> Path:
     """``snapshot``: rendering the published snapshot itself (its SNAPSHOT.json, for the header);
@@ -363,7 +350,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
         (staging / name).write_text(env.get_template(template).render(root=root, page=template[:-5], **common,
                                                                       **values))
 
-    page("index.html", "index.html", lb=lb, sections=_sections(lb), ov=overview(lb.all, lb.runs), downloads=downloads)
+    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=overview(lb.all, lb.runs), downloads=downloads)
     page("method.html", "method.html", battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY)
     page("coverage.html", "coverage.html", coverage=coverage_matrix(con))
     scatter = no_free_lunch(lb)
