@@ -45,7 +45,8 @@ import torch.nn.functional as F
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from suite.modeling.model import KVCache, Transformer
+from suite.modeling.kv_cache import KVCache
+from suite.modeling.model import Transformer
 
 POLICY = {
     "loglikelihood": "context+continuation left-truncated to the last eval_len inputs; the continuation's bytes "

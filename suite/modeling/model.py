@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import enum
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -21,7 +21,9 @@ from torch import nn
 
 from suite.encodings import ModelDims, PositionalEncoding
 from suite.encodings.base import AttentionWindow
+from suite.modeling.flex import flex_attend
 from suite.modeling.init import INIT_SCHEMES, TOKEN_EMBEDDING_STD, initialise
+from suite.modeling.kv_cache import KVCache
 
 
 @dataclass(frozen=True)
@@ -82,34 +84,6 @@ def path_of(encoding: PositionalEncoding, flex: bool = False) -> AttentionPath:
             and encoding.active_hooks() <= {"embed", "rotate", "bias", "gate"} and encoding.attention_window is None:
         return AttentionPath.FLEX
     return path
-
-
-_FLEX = {}  # device type -> flex_attention (compiled on CUDA, where its fused kernel lives)
-
-
-def flex_attend(q, k, v, encoding: PositionalEncoding, q_pos, k_pos, q0: int = 0, k0: int = 0) -> torch.Tensor:
-    """Causal attention with the encoding's relative bias added by FlexAttention's
-    ``score_mod`` (Dong et al. 2024, "Flex Attention: A Programming Model for Generating
-    Optimized Attention Kernels"): the bias of each distinct distance is computed once,
-    [H, V], and each logit looks its own up, so no [H, Tq, Tk] bias is ever built. The
-    same numbers as :func:`attend` on the float-mask path (tests/modeling/test_flex.py); on a CPU
-    FlexAttention runs its unfused reference, so this path is for GPUs."""
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-
-    device = q.device.type
-    if device not in _FLEX:
-        _FLEX[device] = torch.compile(flex_attention, dynamic=False) if device == "cuda" else flex_attention
-    lo = int(q_pos.min() - k_pos.max())
-    table = encoding.relative_bias(torch.arange(lo, int(q_pos.max() - k_pos.min()) + 1, device=q.device))  # [H, V]
-
-    def score_mod(score, b, h, q_idx, kv_idx):
-        return score + table[h, q_pos[q_idx] - k_pos[kv_idx] - lo].to(score.dtype)
-
-    def causal(b, h, q_idx, kv_idx):
-        return q_idx + q0 >= kv_idx + k0
-
-    block_mask = create_block_mask(causal, None, None, q.shape[2], k.shape[2], device=q.device)
-    return _FLEX[device](q, k, v, score_mod=score_mod, block_mask=block_mask)
 
 
 _RECORDED: list[torch.Tensor] | None = None  # see recorded_attention
@@ -189,35 +163,6 @@ def attend(q, k, v, encoding: PositionalEncoding, path: AttentionPath, q_pos, k_
     if _RECORDED is not None:
         _RECORDED.append(weights.detach())
     return F.dropout(weights, dropout, dropout > 0) @ v
-
-
-@dataclass
-class KVCache:
-    """Keys (as ``rotate`` returned them) and values of every layer for the ``length``
-    tokens read so far, for decoding one token at a time (see :meth:`Transformer.extend`)."""
-
-    keys: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, H, t, Dh]
-    values: dict[int, torch.Tensor] = field(default_factory=dict)
-    decays: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, H, t] cumulative log forget values
-    positions: torch.Tensor | None = None  # [t] position ids of the tokens held
-    length: int = 0
-
-    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """This layer's keys and values with the new ones [B, H, Tn, Dh] after the held ones."""
-        if layer in self.keys:
-            k, v = torch.cat((self.keys[layer], k), dim=2), torch.cat((self.values[layer], v), dim=2)
-        self.keys[layer], self.values[layer] = k, v
-        return k, v
-
-    def append_decay(self, layer: int, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The new tokens' cumulative log forget values [B, H, Tn] (summed from the sequence's
-        start, continuing the held ones) and those of every token held, new ones included."""
-        if layer in self.decays:
-            c = c + self.decays[layer][..., -1:]
-            self.decays[layer] = torch.cat((self.decays[layer], c), dim=-1)
-        else:
-            self.decays[layer] = c
-        return c, self.decays[layer]
 
 
 class Attention(nn.Module):

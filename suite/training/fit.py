@@ -117,7 +117,7 @@ def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:
 
 def accelerate(model: Transformer, on_gpu: bool, compile: bool) -> None:
     """The GPU path: relative-bias encodings through FlexAttention on a GPU (exact: see
-    :func:`suite.modeling.model.flex_attend`), and ``torch.compile`` when the recipe asks for it
+    :func:`suite.modeling.flex.flex_attend`), and ``torch.compile`` when the recipe asks for it
     (in place, so the state dict keeps its names)."""
     model.use_flex_attention(on_gpu)
     if compile:

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from suite.encodings import ENCODINGS, ModelDims
-from suite.modeling.model import Attention, KVCache, ModelConfig, Transformer, path_of
+from suite.modeling.kv_cache import KVCache
+from suite.modeling.model import Attention, ModelConfig, Transformer, path_of
 from tests.encodings.helpers import CFG, build_model, golden
 
 Gated = ENCODINGS.get("gated")

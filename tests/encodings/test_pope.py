@@ -68,7 +68,7 @@ def test_pope_logits_are_relative_and_magnitudes_ignore_position():
 def test_pope_has_a_bias_per_layer_and_decodes_with_a_cache():
     """One key bias per layer (each attention module holds its own PoPE); decoding one token at a
     time over cached keys gives the logits of one forward."""
-    from suite.modeling.model import KVCache
+    from suite.modeling.kv_cache import KVCache
 
     model = build_model("pope").eval()
     assert len(model.encodings) == model.cfg.n_layers

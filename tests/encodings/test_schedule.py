@@ -14,7 +14,8 @@ import torch
 from suite.cli.main import main
 from suite.encodings import AttentionWindow
 from suite.encodings.schedule import LayerEncoding, Schedule, ScheduleParams
-from suite.modeling.model import AttentionPath, KVCache, ModelConfig, Transformer, attention_mask
+from suite.modeling.kv_cache import KVCache
+from suite.modeling.model import AttentionPath, ModelConfig, Transformer, attention_mask
 
 from tests.encodings.helpers import build_model, golden
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from suite.modeling.model import AttentionPath, KVCache
+from suite.modeling.kv_cache import KVCache
+from suite.modeling.model import AttentionPath
 
 from tests.encodings.helpers import CFG, SPECS, build_model, spec
 

@@ -9,7 +9,7 @@ import torch
 from lm_eval.api.instance import Instance
 
 from suite.evaluation.lmeval_adapter import PosBenchLM
-from suite.modeling.model import KVCache
+from suite.modeling.kv_cache import KVCache
 
 from tests.encodings.helpers import CFG, SPECS, build_model
 
