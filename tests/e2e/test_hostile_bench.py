@@ -221,3 +221,21 @@ def test_the_bench_writes_the_schema_version_the_checks_read():
     from suite.bench.run import BENCH_SCHEMA_VERSION as WRITTEN
 
     assert WRITTEN == BENCH_SCHEMA_VERSION
+
+
+def test_the_committed_snapshot_carries_a_sound_bench_record_of_every_published_encoding():
+    """leaderboard/: its bench records pass the checks every reader makes, and the cost board
+    has a row for every encoding with a published row, but the fine-tuned children (no spec of
+    their own: each is its parent encoding's architecture with other weights)."""
+    from suite.results.snapshot_files import EVALS, RUNS, read_bench, read_info
+
+    from tests.conftest import REPO
+
+    folder = REPO / "leaderboard"
+    records = read_bench(folder, read_info(folder)["bench"])
+    assert records
+    runs, evals = lines(folder, RUNS), lines(folder, EVALS)
+    children = {r["encoding"] for r in runs if r.get("lineage")}
+    published = {r["encoding"] for r in runs} | {e["encoding"] for e in evals}
+    measured = {row["encoding"] for record in records for row in record["rows"]}
+    assert published - children - measured == set()
