@@ -29,7 +29,7 @@ CREATE TABLE bench (
     bench_id VARCHAR, created_at VARCHAR, device VARCHAR, machine VARCHAR, size VARCHAR, d_model INTEGER,
     n_layers INTEGER, n_heads INTEGER, seq_len INTEGER, batch INTEGER, encoding VARCHAR, display_name VARCHAR,
     attention_path VARCHAR, n_params BIGINT, metric VARCHAR, scale INTEGER, value DOUBLE, unit VARCHAR,
-    vs_nope DOUBLE, matmul_peak_flops DOUBLE, config JSON
+    vs_nope DOUBLE, matmul_peak_flops DOUBLE, config JSON, clock VARCHAR
 );
 CREATE TABLE metric_meta (
     metric VARCHAR PRIMARY KEY, display_name VARCHAR, description VARCHAR, lower_is_better BOOLEAN, unit VARCHAR,
@@ -101,7 +101,7 @@ def _insert(con, table: str, columns: tuple[str, ...], rows: list[tuple]) -> Non
 
 BENCH_COLUMNS = ("bench_id", "created_at", "device", "machine", "size", "d_model", "n_layers", "n_heads", "seq_len",
                  "batch", "encoding", "display_name", "attention_path", "n_params", "metric", "scale", "value", "unit",
-                 "vs_nope", "matmul_peak_flops", "config")
+                 "vs_nope", "matmul_peak_flops", "config", "clock")
 
 
 def _bench_rows(rec: dict) -> list[tuple]:
@@ -110,7 +110,8 @@ def _bench_rows(rec: dict) -> list[tuple]:
     head = {"bench_id": rec["bench_id"], "created_at": rec.get("created_at"), "device": cfg["device"],
             "machine": machine.get("gpu") or machine.get("cpu"), "size": cfg["size"], "d_model": shape["d_model"],
             "n_layers": shape["n_layers"], "n_heads": shape["n_heads"], "seq_len": cfg["seq_len"], "batch": cfg["batch"],
-            "matmul_peak_flops": rec.get("matmul_peak_flops"), "config": json.dumps(cfg)}
+            "matmul_peak_flops": rec.get("matmul_peak_flops"), "config": json.dumps(cfg),
+            "clock": rec.get("clock")}  # what timed it (suite.bench.probes.CLOCKS); None: wall clock, before it was stated
     out = []
     for row in rec["rows"]:
         for m in row["metrics"]:

@@ -173,6 +173,16 @@ def test_the_snapshot_carries_the_bench_record_to_the_cost_board(world, capsys):
     board = root / "site" / "published" / "boards" / "bench-cpu-tiny-64-16.html"
     html = board.read_text()
     assert "What each encoding costs" in html and "45,000 (0.90x)" in html  # RoPE's Lightning tokens/s, x NoPE
+    from suite.results.store import ingest
+
+    scratch = root.parent / "scratch"
+    (scratch / "bench").mkdir(parents=True)
+    (scratch / "bench" / f"{BENCH_ID}.json").write_text(json.dumps(bench_record()))
+    ingest(scratch / "runs", scratch / "evals", scratch / "db.duckdb")
+    import duckdb
+
+    with duckdb.connect(str(scratch / "db.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT clock FROM bench").fetchall() == [("CPU time of the process",)]
     capsys.readouterr()
     assert main(["--root", str(root), "run", str(grid), "--quiet", "--with-published", "--no-site"]) == 0
     written = root / "results" / "bench" / f"{BENCH_ID}.json"
