@@ -8,7 +8,7 @@ lm-eval's own defaults (its rolling windows change with its max length).
 Tokens are bytes: text is encoded as UTF-8 (with ``surrogateescape``, so any byte
 string round-trips through ``str``; for valid UTF-8 it is plain UTF-8), exactly
 as :mod:`suite.data.tokenizer` does. There is no BOS token, so **a byte with no
-context before it is never scored** (the direct evaluator, :mod:`suite.evaluation.extrapolation`,
+context before it is never scored** (the direct evaluator, :mod:`suite.evaluation.evaluators.extrapolation`,
 does the same: its first target is the second byte of the span).
 
 Window policy (also :attr:`PosBenchLM.policy`, recorded with every figure):

@@ -51,7 +51,7 @@ import torch
 import yaml
 
 from suite.data.synthetic import get_task, generate
-from suite.evaluation.extrapolation import evaluation_span
+from suite.evaluation.evaluators.extrapolation import evaluation_span
 from suite.evaluation.lmeval_adapter import POLICY, PosBenchLM, bytes_as_latin1
 from suite.modeling.model import Transformer
 from suite.results.rows import MetricRow, SampleRow
@@ -255,10 +255,10 @@ def evaluate_lm_rolling(model: Transformer, train_len: int, source: Path | str |
     """Bits per byte (recorded as ``metric``) at every scale by lm-eval's rolling log-likelihood.
 
     ``source`` is a text file (its bytes), bytes, or a token tensor (e.g. a corpus's test
-    split). At each scale the span is :func:`suite.evaluation.extrapolation.evaluation_span` of it,
+    split). At each scale the span is :func:`suite.evaluation.evaluators.extrapolation.evaluation_span` of it,
     as the direct evaluator takes it (the first ``k * s * L + 1`` bytes, ``k`` whole windows
     within the ``tokens`` budget), so on the same arguments the figures equal
-    :func:`suite.evaluation.extrapolation.evaluate_lm`'s ``bpb``. lm-eval reports no stderr for
+    :func:`suite.evaluation.evaluators.extrapolation.evaluate_lm`'s ``bpb``. lm-eval reports no stderr for
     bits_per_byte; ``n`` is the number of bytes scored.
     """
     if isinstance(source, (str, Path)):

@@ -94,7 +94,7 @@ def recorded_attention():
     """Inside the block, every attention weight matrix [B, H, Tq, Tk] that :func:`attend`
     computes on the explicit path is appended, in call order (layer by layer), to the list
     this yields: the weights as the model uses them (after a sink's column is dropped, or an
-    encoding's own normalisation). For diagnostics (suite.evaluation.attention_sinks), which
+    encoding's own normalisation). For diagnostics (suite.evaluation.evaluators.attention_sinks), which
     force the explicit path, the general one, on every layer."""
     global _RECORDED
     outer, _RECORDED = _RECORDED, []

@@ -45,9 +45,9 @@ class Evaluator:
 
 
 EVALUATORS: Registry[Evaluator] = Registry("evaluator", Evaluator, members=(
-    "suite.evaluation.extrapolation",  # bits per byte at s x L and loss-vs-position curves
-    "suite.evaluation.lm_rolling",  # the same span through lm-eval's rolling log-likelihood
-    "suite.evaluation.lmeval_task",  # a generated length-generalization task through lm-eval
-    "suite.evaluation.glue_evaluator",  # GLUE-style fine-tuning of the backbone
-    "suite.evaluation.attention_sinks",  # the first token's attention-sink rate and strength (Gu et al. 2025)
+    "suite.evaluation.evaluators.extrapolation",  # bits per byte at s x L and loss-vs-position curves
+    "suite.evaluation.evaluators.lm_rolling",  # the same span through lm-eval's rolling log-likelihood
+    "suite.evaluation.evaluators.lmeval_task",  # a generated length-generalization task through lm-eval
+    "suite.evaluation.evaluators.glue_evaluator",  # GLUE-style fine-tuning of the backbone
+    "suite.evaluation.evaluators.attention_sinks",  # the first token's attention-sink rate and strength (Gu et al. 2025)
 ))

@@ -235,7 +235,7 @@ def smoke_run(spec: EncodingSpec) -> Smoke:
     import time
 
     from suite.data.synthetic import generate
-    from suite.evaluation.extrapolation import evaluate_lm_at
+    from suite.evaluation.evaluators.extrapolation import evaluate_lm_at
     from suite.plan.grid import TrainingRun
     from suite.plan.task_kinds import kind_of
     from suite.training.fit import fit

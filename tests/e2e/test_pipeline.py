@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from suite.cli.main import main
 from suite.data.corpus import load_corpus
-from suite.evaluation.extrapolation import evaluate_lm, evaluation_span
+from suite.evaluation.evaluators.extrapolation import evaluate_lm, evaluation_span
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
 from suite.results.store import ingest

@@ -1,4 +1,4 @@
-"""The attention-sink diagnostic (suite.evaluation.attention_sinks): its metric against the
+"""The attention-sink diagnostic (suite.evaluation.evaluators.attention_sinks): its metric against the
 authors' ``compute_attention_sink`` (golden), the recorded weights are the ones the model uses,
 and a real grid run records it at every scale."""
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from suite.cli.main import main
-from suite.evaluation.attention_sinks import first_token_scores, key_scores
+from suite.evaluation.evaluators.attention_sinks import first_token_scores, key_scores
 from suite.modeling.build import build_model, model_config
 from suite.modeling.model import AttentionPath, recorded_attention
 from suite.specs import load_encoding, load_size

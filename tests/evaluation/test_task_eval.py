@@ -14,7 +14,7 @@ import yaml
 from suite.data.corpus import load_corpus
 from suite.data.synthetic import generate
 from suite.encodings.simple import SinusoidalParams
-from suite.evaluation.extrapolation import evaluate_lm
+from suite.evaluation.evaluators.extrapolation import evaluate_lm
 from suite.evaluation.lmeval_adapter import POLICY, PosBenchLM
 from suite.evaluation.lmeval_tasks import (
     evaluate_lm_rolling,

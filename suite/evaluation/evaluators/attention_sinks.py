@@ -27,7 +27,7 @@ import torch
 from pydantic import Field
 
 from suite.evaluation.base import EvalContext, EvalResult, fits
-from suite.evaluation.extrapolation import evaluation_span
+from suite.evaluation.evaluators.extrapolation import evaluation_span
 from suite.plan.evaluators import EVALUATORS, Evaluator, Settings
 from suite.plan.task_kinds import kind_of
 from suite.results.rows import MetricRow
