@@ -44,10 +44,8 @@ class Evaluator:
         raise NotImplementedError
 
 
-EVALUATORS: Registry[Evaluator] = Registry("evaluator", Evaluator, members=(
-    "suite.evaluation.evaluators.extrapolation",  # bits per byte at s x L and loss-vs-position curves
-    "suite.evaluation.evaluators.lm_rolling",  # the same span through lm-eval's rolling log-likelihood
-    "suite.evaluation.evaluators.lmeval_task",  # a generated length-generalization task through lm-eval
-    "suite.evaluation.evaluators.glue_evaluator",  # GLUE-style fine-tuning of the backbone
-    "suite.evaluation.evaluators.attention_sinks",  # the first token's attention-sink rate and strength (Gu et al. 2025)
-))
+# every module of suite/evaluation/evaluators/ registers one (imported on the first lookup):
+# extrapolation (bits per byte at s x L, curves), lm_rolling (the same span through lm-eval),
+# lmeval_task (a generated task through lm-eval), glue_evaluator (GLUE-style fine-tuning),
+# attention_sinks (the first token's attention-sink rate and strength)
+EVALUATORS: Registry[Evaluator] = Registry("evaluator", Evaluator, members="suite.evaluation.evaluators")
