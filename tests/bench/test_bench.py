@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import duckdb
 import pytest
@@ -70,10 +71,40 @@ def test_the_site_shows_a_cost_board_of_the_bench(record, tmp_path):
     start = html.index('id="bench-cpu-tiny-16-2"')
     board = html[start: html.index("</section>", start)]
     assert "What each encoding costs" in board and "Lightning tok/s" in board and "eval MiB 2x" in board
+    assert "timed by CPU time of the process" in board and "median of" in board  # what timed it, stated
+    d, f, layers, V = 64, 256, 2, 256  # tiny, as test_flop_formula counts it
+    train_flops = 6 * (layers * (4 * d * d + 2 * d * f) + V * d) + 12 * layers * CFG.seq_len * d
+    shown = re.findall(r'<td class="c-train_flops_per_token" data-value="([0-9.e+]+)"', board)
+    assert len(shown) == len(record["rows"]) and all(float(v) == pytest.approx(train_flops, rel=1e-9) for v in shown)
     for row in record["rows"]:
         tps = next(m for m in row["metrics"] if m["metric"] == "train_tokens_per_s")
         assert f"{tps['value']:,.0f} ({tps['vs_nope']:.2f}x)" in board
         assert row["attention_path"] in board
+
+
+def test_a_score_board_of_the_benched_size_shows_the_bench_speed_not_the_wall_clock(record, tmp_path):
+    """The bench kind lends its training speed (x NoPE) to the boards of checkpoints' own scores of
+    its size, in place of the runs' wall-clock speed."""
+    from suite.report.leaderboard import build
+    from suite.results.store import connect_readonly
+    from tests.report.test_site import Results
+
+    results = Results(tmp_path)
+    for seed in (0, 1):
+        for encoding in ("alibi", "rope"):
+            results.bpb(results.run(encoding, seed), {1: 1.0 + seed / 10, 2: 1.1})
+    write_bench_record(record, tmp_path / "results" / "bench")
+    db = tmp_path / "results" / "posbench.duckdb"
+    ingest(tmp_path / "results" / "runs", tmp_path / "results" / "evals", db, tmp_path / "results" / "bench")
+    with connect_readonly(db) as con:
+        lm = build(con).find("lm-tiny-lm")
+    keys = [c.key for c in lm.columns]
+    assert "bench_train_tokens_per_s" in keys and "train_tokens_per_s" not in keys
+    alibi = next(e for e in lm.entries if e.encoding == "alibi")
+    measured = next(m for r in record["rows"] if r["encoding"] == "alibi" for m in r["metrics"]
+                    if m["metric"] == "train_tokens_per_s")
+    assert alibi.cells["bench_train_tokens_per_s"].value == measured["value"]
+    assert next(e for e in lm.entries if e.encoding == "rope").cells["bench_train_tokens_per_s"].status == "missing"
 
 
 def test_flop_formula():

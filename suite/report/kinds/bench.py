@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 
 from suite.report.board_kinds import BOARD_KINDS, BoardKind
@@ -27,6 +29,25 @@ class BenchBoard(BoardKind):
     @classmethod
     def build(cls, groups: dict, sources: Sources) -> list[Board]:
         return bench_boards(sources) if sources.con is not None else []
+
+    @classmethod
+    def lend(cls, boards: list[Board], carriers: list[Board]) -> None:
+        """Beside each board of checkpoints' own scores at a size the bench measured: the bench's
+        training speed with its ratio to NoPE, in place of the runs' wall-clock speed (lent by the
+        cost kind before this one), which other work on the machine moved."""
+        for board in carriers:
+            bench = next((b for b in boards if b.size == board.size), None)
+            if bench is None:
+                continue
+            column = Column("bench_train_tokens_per_s", "tok/s (bench)", "bench tok/s",
+                            "training tokens per second measured by posbench bench in one process (its CPU time), "
+                            "in brackets the ratio to NoPE in that run; a training-free row shows its checkpoint's",
+                            False, 0, "cost")
+            board.columns = [c for c in board.columns if c.key != "train_tokens_per_s"] + [column]
+            speeds = {e.encoding: e.cells.get("train_tokens_per_s") for e in bench.entries}
+            for e in board.entries:
+                e.cells.pop("train_tokens_per_s", None)
+                e.cells[column.key] = speeds.get(e.trained_as or e.encoding) or Cell(status="missing")
 
 BENCH_COLUMNS = (  # metric, header, terminal header, description, lower is better, digits
     ("train_tokens_per_s", "Lightning tok/s", "L tok/s", "training tokens per second through the Lightning module "
@@ -68,11 +89,12 @@ def bench_boards(sources: Sources) -> list[Board]:
                 ratio = "" if r["vs_nope"] is None or col in ("lightning_vs_bare", "train_mfu") else f" ({r['vs_nope']:.2f}x)"
                 text = f"{r['value']:.0%}" if col == "train_mfu" else f"{r['value']:,.{digits}f}{ratio}"
                 entry.cells[col] = Cell(r["value"], None, "ok", text)
+        first = mine[0]
+        _add_flops_per_token(columns, entries, mine, first["matmul_peak_flops"])
         for entry in entries.values():
             for c in columns:
                 entry.cells.setdefault(c.key, Cell(status="missing"))
         device, size, d, n_layers, seq_len, batch = key
-        first = mine[0]
         title = (f"What each encoding costs: {size or f'd={d}, {n_layers} layers'}, T={seq_len}, batch {batch}, {device} "
                  f"({first['machine']}, {first['created_at']})")
         board = Board(id=slug(BenchBoard.name, device, size or d, seq_len, batch), kind=BenchBoard.name,
@@ -81,7 +103,26 @@ def bench_boards(sources: Sources) -> list[Board]:
                       method=f"one run of posbench bench ({bench_id}); matmul peak "
                              f"{first['matmul_peak_flops'] / 1e9:.0f} GFLOP/s",
                       lower_is_better=None, train_len=seq_len)
-        board.notes.append("Measured by `posbench bench` in one process: ratios to NoPE are within that run, on one "
-                           "machine whose load the record states.")
+        rounds = json.loads(first["config"] or "{}").get("rounds", 1)
+        clock = first["clock"] or "wall-clock time (the record predates the clock's statement: figures a shared machine's load may move)"
+        board.notes.append(f"Measured by `posbench bench` in one process, timed by {clock}, each figure the median of "
+                           f"{rounds} round(s) over the list of encodings: ratios to NoPE are within that run. FLOPs per "
+                           "trained token count the model's matmuls (6 N + 12 L T d, PaLM's accounting): the same for "
+                           "encodings of one shape, so a ratio below 1 is the encoding's own work or its attention path.")
         boards.append(board)
     return boards
+
+
+def _add_flops_per_token(columns: list[Column], entries: dict[str, Entry], rows: list[dict], peak: float | None) -> None:
+    """FLOPs per trained token as the bench counted them: MFU x the matmul peak / tokens per second."""
+    if not peak:
+        return
+    columns.insert(len(BENCH_COLUMNS), Column("train_flops_per_token", "FLOPs/token", "FLOP/tok",
+                                              "matmul FLOPs per trained token (6 N + 12 L T d; N the matmul weights)",
+                                              None, 0, "cost"))
+    by = {(r["encoding"], r["metric"]): r["value"] for r in rows if r["scale"] is None}
+    for name, entry in entries.items():
+        mfu, tps = by.get((name, "train_mfu")), by.get((name, "train_tokens_per_s"))
+        if mfu and tps:
+            flops = mfu * peak / tps
+            entry.cells["train_flops_per_token"] = Cell(flops, None, "ok", f"{flops:,.0f}")

@@ -45,7 +45,8 @@ class CostBoard(BoardKind):
 
 COST_COLUMNS = (  # key, header, terminal header, description, lower is better (None: no direction), digits
     ("n_params", "parameters", "params", "trainable parameters of the model", None, 0),
-    ("train_tokens_per_s", "training tokens/s", "tok/s", "training throughput, tokens per second", False, 0),
+    ("train_tokens_per_s", "training tokens/s", "tok/s", "training throughput, tokens per second, by the run's wall "
+     "clock on a machine other work may have shared (the bench board's figures are measured alone)", False, 0),
     ("peak_memory_mb", "peak memory (MiB)", "MiB", "peak memory of the training run, measured for it alone (the "
      "process's peak is reset before it)", True, 0),
     ("train_wall_s", "training time (s)", "train s", "wall time of the training loop", True, 1),
