@@ -42,8 +42,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from suite.encodings.base import ENCODINGS, HOOKS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from suite.encodings.wrapper import checked_inner, inner_class
+from suite.encodings.base import ENCODINGS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.wrapper import checked_inner, inner_class, wrapper_class
 
 SITES = "ABCD"
 
@@ -124,29 +124,7 @@ class Canon(PositionalEncoding):
         return h + mixed if self.params.residual else mixed
 
 
-def _delegate(hook: str):
-    def method(self, *args):
-        return getattr(self.inner, hook)(*args)
-
-    method.__name__ = hook
-    return method
-
-
-def _relative_bias(self, distances):
-    return self.inner.relative_bias(distances)
-
-
-def _positions(self, length, device):
-    return self.inner.positions(length, device)
-
-
 @functools.cache
 def canon_class(inner_cls: type[PositionalEncoding]) -> type[Canon]:
     """Canon, overriding exactly the hooks ``inner_cls`` overrides (and ``canon``)."""
-    namespace = {"__module__": __name__, "continuous_positions": inner_cls.continuous_positions,
-                 **{hook: _delegate(hook) for hook in inner_cls.hooks() if hook in HOOKS and hook != "canon"}}
-    if inner_cls.relative_bias is not None:
-        namespace["relative_bias"] = _relative_bias
-    if inner_cls.positions is not PositionalEncoding.positions:  # only then: a training transform reads the others'
-        namespace["positions"] = _positions
-    return type(f"Canon{inner_cls.__name__}", (Canon,), namespace)
+    return wrapper_class(Canon, inner_cls, "canon")

@@ -33,8 +33,8 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from suite.encodings.base import ENCODINGS, HOOKS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from suite.encodings.wrapper import checked_inner, inner_class
+from suite.encodings.base import ENCODINGS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.wrapper import checked_inner, inner_class, wrapper_class
 
 Kind = Literal["elementwise", "headwise"]
 
@@ -110,29 +110,7 @@ class Gated(PositionalEncoding):
         return y * torch.sigmoid(scores)
 
 
-def _delegate(hook: str):
-    def method(self, *args):
-        return getattr(self.inner, hook)(*args)
-
-    method.__name__ = hook
-    return method
-
-
-def _relative_bias(self, distances):
-    return self.inner.relative_bias(distances)
-
-
-def _positions(self, length, device):
-    return self.inner.positions(length, device)
-
-
 @functools.cache
 def gated_class(inner_cls: type[PositionalEncoding]) -> type[Gated]:
     """Gated, overriding exactly the hooks ``inner_cls`` overrides (and ``gate``)."""
-    namespace = {"__module__": __name__, "continuous_positions": inner_cls.continuous_positions,
-                 **{hook: _delegate(hook) for hook in inner_cls.hooks() if hook in HOOKS and hook != "gate"}}
-    if inner_cls.relative_bias is not None:
-        namespace["relative_bias"] = _relative_bias
-    if inner_cls.positions is not PositionalEncoding.positions:  # only then: a training transform reads the others'
-        namespace["positions"] = _positions
-    return type(f"Gated{inner_cls.__name__}", (Gated,), namespace)
+    return wrapper_class(Gated, inner_cls, "gate")

@@ -1,9 +1,10 @@
-"""What encodings that wrap another share: finding the wrapped class, checking its params."""
+"""What encodings that wrap another share: finding the wrapped class, checking its params,
+and the class that overrides exactly the wrapped one's hooks."""
 
 from __future__ import annotations
 
 from suite.encodings.params import ParamsError, validate_params
-from suite.encodings.base import ENCODINGS, PositionalEncoding
+from suite.encodings.base import ENCODINGS, HOOKS, PositionalEncoding
 
 
 def inner_class(ref: str) -> type[PositionalEncoding]:
@@ -36,3 +37,26 @@ def checked_inner(ref: str, params: dict, wrapper: type, label: str = "inner") -
 def build_inner(ref: str, params: dict, dims) -> PositionalEncoding:
     cls = inner_class(ref)
     return cls(cls.Params(**params), dims)
+
+
+def delegate(hook: str):
+    """A method that calls the wrapped encoding's (``self.inner``) method of that name."""
+    def method(self, *args):
+        return getattr(self.inner, hook)(*args)
+
+    method.__name__ = hook
+    return method
+
+
+def wrapper_class(base: type[PositionalEncoding], inner_cls: type[PositionalEncoding], own: str) -> type:
+    """``base`` (a wrapper whose own hook is ``own``) for ``inner_cls``: it overrides exactly the
+    hooks ``inner_cls`` overrides, delegating them, so the model takes the wrapped encoding's
+    attention path; and its relative bias and position ids where ``inner_cls`` has its own (only
+    then: a training transform reads the others')."""
+    namespace = {"__module__": base.__module__, "continuous_positions": inner_cls.continuous_positions,
+                 **{hook: delegate(hook) for hook in inner_cls.hooks() if hook in HOOKS and hook != own}}
+    if inner_cls.relative_bias is not None:
+        namespace["relative_bias"] = delegate("relative_bias")
+    if inner_cls.positions is not PositionalEncoding.positions:
+        namespace["positions"] = delegate("positions")
+    return type(f"{base.__name__}{inner_cls.__name__}", (base,), namespace)
