@@ -24,6 +24,11 @@ class BoardKind:
     blurb: ClassVar[str] = ""  # a sentence or two of plain text under the heading: what its boards show
     order: ClassVar[int] = 9  # where its boards come among the others (sections, Leaderboard.all)
     ranked: ClassVar[bool] = True  # its rows get ranks
+    unranked_note: ClassVar[str] = "Not ranked."  # what an unranked kind's boards say instead of ranks
+    directed: ClassVar[bool] = True  # its metrics have a better direction (a diagnostic's have none)
+    extrapolation_columns: ClassVar[bool] = True  # a per-scale board's extrapolation score and effective length
+    # what a board of shares that are 0 everywhere (and no chance level) says instead of ranks
+    zero_warning: ClassVar[str] = "Every row scores 0 at every length: no encoding solves this task, so it is not ranked."
     compared: ClassVar[bool] = True  # its scale and score columns are offered in the compare view
     overlaid: ClassVar[bool] = False  # an overlay of every row's score against length (index and encoding pages)
     metric_in_id: ClassVar[bool] = True  # the metric is part of the board's id

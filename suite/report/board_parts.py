@@ -114,7 +114,9 @@ def all_zero(board: Board) -> bool:
                 and any(v == 0 for v in values))
 
 
-def rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
+def rank_and_warn(board: Board, summary: str, ranked: bool = True, unranked_note: str = "Not ranked.",
+                  zero_warning: str = "Every row scores 0 at every length: no encoding solves this task, so it is "
+                                      "not ranked.") -> None:
     """Rank intervals from Holm-corrected paired tests at ``summary`` (:mod:`.ranking`), rows in
     the order of their means there; warnings instead of ranks where they would rank noise.
 
@@ -127,7 +129,7 @@ def rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
         board.warnings.append(f"Every row sits at chance{level}: no entry is better than chance beyond its interval "
                               "at any length, so this board measures nothing and is not ranked.")
     if not at_chance and board.chance is None and all_zero(board):
-        board.warnings.append("Every row scores 0 at every length: no encoding solves this task, so it is not ranked.")
+        board.warnings.append(zero_warning)
         at_chance = True
     tests = ranks = None
     if ranked and not at_chance:
@@ -145,7 +147,7 @@ def rank_and_warn(board: Board, summary: str, ranked: bool = True) -> None:
                                   + (" Ranks come from paired tests over shared seeds; a rank interval such as 1-4 "
                                      "means the row could be anywhere from 1st to 4th." if ranked else ""))
     if not ranked:
-        board.notes.append("A breakdown of a few examples per decile: not ranked.")
+        board.notes.append(unranked_note)
     else:
         rank_column(board, summary, ranks or {})
         if tests is not None:

@@ -109,7 +109,7 @@ def _metric_order(metric: str) -> tuple:
 def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, recipe, scales, rows,
                  id_part: str | None = None) -> Board:
     info = info_of(metric)
-    lower = info.lower_is_better if info else False
+    lower = (info.lower_is_better if info else False) if board_kind.directed else None
     share = bool(info and info.unit == SHARE)
     what = metric
     kind = board_kind.name
@@ -148,10 +148,14 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
                   scales=scales, eval_len=eval_len)
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():
-        _summarise(entry, per_scale[enc], scales, seeds, share, lower)
+        _summarise(entry, per_scale[enc], scales, seeds, share, bool(lower))
     # "which encoding extrapolates best": ranked at the longest scale, not by a mean that mixes in 1x
-    rank_and_warn(board, f"s{max(scales)}", ranked=board_kind.ranked)
-    _drop_uninformative_effective_length(board)
+    rank_and_warn(board, f"s{max(scales)}", ranked=board_kind.ranked, unranked_note=board_kind.unranked_note,
+                  zero_warning=board_kind.zero_warning)
+    if board_kind.extrapolation_columns:
+        _drop_uninformative_effective_length(board)
+    else:  # kept or lost beyond L is a score's question; a diagnostic's figures are read as they are
+        board.columns = [c for c in board.columns if c.key not in ("extrapolation_score", "effective_length")]
     if board_kind.compared:
         board.compared = [c.key for c in board.columns if c.group in ("scale", "score")]
     return board

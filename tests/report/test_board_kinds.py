@@ -228,3 +228,22 @@ def test_the_cheapest_question_reads_a_bench_board_when_there_is_one(database):
     answer = next(a for a in overview(cost + [bench]).answers if a.question.kind == "cost")
     # one measurement, no interval: the rows within the question's tie (10%) of the fastest answer with it
     assert (answer.board, answer.best, answer.others) == (bench, ["rope", "cope"], 0)
+
+
+def test_a_diagnostic_is_shown_as_it_is_unranked_and_without_a_direction(database):
+    """A metric declared ``board: diagnostic`` (as the attention-sink metrics are) makes a board of
+    its figures at every scale with no ranks, no better direction and no extrapolation columns."""
+    info = declare_metric(MetricInfo(name="toy_recall", display_name="Toy recall", description="A test's metric.",
+                                     lower_is_better=False, unit="share", board="diagnostic"))
+    try:
+        lb = leaderboard(database)
+    finally:
+        withdraw_metric(info.name)
+    (acc,) = [b for b in lb.of_kind("task") if b.metric == "acc"]
+    (toy,) = lb.of_kind("diagnostic")
+    assert toy.metric == "toy_recall" and toy.lower_is_better is None and toy.ranked_by is None
+    keys = [c.key for c in toy.columns]
+    assert "rank" not in keys and "extrapolation_score" not in keys and "effective_length" not in keys
+    assert "A diagnostic: not ranked, and with no better direction." in toy.notes
+    cells = {e.encoding: e.cells["s1"].value for e in acc.entries}
+    assert {e.encoding: e.cells["s1"].value for e in toy.entries} == cells

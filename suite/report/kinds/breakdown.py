@@ -18,6 +18,7 @@ class BreakdownBoard(ScaleBoardKind):
              "examples per decile, not ranked.")
     order = 2
     ranked = False
+    unranked_note = "A breakdown of a few examples per decile: not ranked."
     compared = False
 
     @staticmethod

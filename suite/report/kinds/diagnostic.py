@@ -22,6 +22,10 @@ class DiagnosticBoard(ScaleBoardKind):
              "at each multiple of the training length. Not ranked.")
     order = 3
     ranked = False
+    unranked_note = "A diagnostic: not ranked, and with no better direction."
+    directed = False
+    extrapolation_columns = False
+    zero_warning = "Every row is 0 at every length."
     overlaid = True
 
     @staticmethod
