@@ -44,7 +44,8 @@ def served(tmp_path_factory):
     serve = root / "serve"
     shutil.copytree(root / "site" / "published", serve / SUB_PATH)
     server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
-                               "--directory", str(serve)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               "--directory", str(serve)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # its banner on stdout; each request is logged to stderr, dropped: a pipe nobody reads would fill and stall it
     try:
         line = server.stdout.readline()  # "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
         port = re.search(r"port (\d+)", line).group(1)
