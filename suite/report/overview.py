@@ -101,10 +101,14 @@ def overview(boards: list[Board], runs: dict | None = None) -> Overview:
     sizes = sorted(r["n_params"] for r in (runs or {}).values() if r.get("n_params"))
     answers = [_answer(boards, question) for question in QUESTIONS]
     rows: dict[str, dict] = {}
-    for a in answers:
+    # the ranked questions' boards make the rows; a measured column (cost) fills the rows they have,
+    # so a bench of every encoding does not add a row per encoding that is on no canonical board
+    for a in sorted(answers, key=lambda a: not a.ranked):
         if a.board is None or a.column is None:
             continue
         for e in a.board.entries:
+            if not a.ranked and rows and e.encoding not in rows:
+                continue
             row = rows.setdefault(e.encoding, {"encoding": e.encoding, "display_name": e.display_name, "cells": {}})
             cell = e.cells.get(a.column)
             rank = e.cells.get("rank")

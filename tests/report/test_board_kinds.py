@@ -247,3 +247,19 @@ def test_a_diagnostic_is_shown_as_it_is_unranked_and_without_a_direction(databas
     assert "A diagnostic: not ranked, and with no better direction." in toy.notes
     cells = {e.encoding: e.cells["s1"].value for e in acc.entries}
     assert {e.encoding: e.cells["s1"].value for e in toy.entries} == cells
+
+
+def test_the_overview_has_a_row_per_encoding_of_the_ranked_answers_not_per_encoding_benched(database):
+    """A bench of every encoding fills the cost column of the overview's rows; it adds no row for an
+    encoding that is on none of the boards the ranked questions are answered from."""
+    lb = leaderboard(database)
+    bench = Board(id="bench-cpu-tiny-64-8", kind="bench", title="What each encoding costs", size="tiny", task="bench",
+                  metric=None, seeds=[], method="one run of posbench bench",
+                  columns=[Column("train_tokens_per_s", "Lightning tok/s", "L tok/s", "training tokens per second",
+                                  False, 0, "cost")],
+                  entries=[Entry(e, e, None, None, cells={"train_tokens_per_s": Cell(v, None, "ok", f"{v:,.0f}")})
+                           for e, v in (("cope", 900.0), *((e.encoding, 1000.0) for e in lb.of_kind("lm")[0].entries))])
+    ov = overview(lb.all + [bench])
+    ranked = {e.encoding for a in ov.answers if a.ranked and a.board for e in a.board.entries}
+    assert {r["encoding"] for r in ov.rows} == ranked and "cope" not in ranked
+    assert all(r["cells"]["cost"][0] == 1000.0 for r in ov.rows if r["encoding"] in {e.encoding for e in bench.entries})
