@@ -33,6 +33,8 @@ def cmd_verify(args) -> int:
     project = project_of(args)
     path = record_path(args.record, project)
     try:
+        if not path.exists():
+            _add_the_published_records(project)
         wanted = numerics_of(read_record(path, "training_run"))
         if wanted != numerics.requested():  # ATen's SIMD level is fixed at a process's first kernel
             return _verify_in_a_process_with(wanted, args, project, path)
@@ -52,6 +54,19 @@ def cmd_verify(args) -> int:
         console.print("the re-run's numerics differ from the record's: " + "; ".join(result.numerics_differ),
                       markup=False, soft_wrap=True)
     return 1 if result.mismatches else 0
+
+
+def _add_the_published_records(project) -> None:
+    """A run that is not in results/ may be a published one (a fresh clone has only leaderboard/):
+    the snapshot's records are added to results/ first, as ``run --with-published`` adds them
+    (checked whole before anything is written; a record already there is kept)."""
+    from suite.results.snapshot import unpack
+
+    folder = project.root / "leaderboard"
+    if (folder / "SNAPSHOT.json").is_file():
+        runs, evals = unpack(folder, project)
+        console.print(f"not in results/: added the published snapshot's records first (leaderboard/: {runs} training "
+                      f"run(s), {evals} evaluation(s) written)", markup=False, soft_wrap=True)
 
 
 def _verify_in_a_process_with(wanted, args, project, path) -> int:
