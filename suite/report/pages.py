@@ -177,7 +177,7 @@ def main_column(board: Board) -> str | None:
 
 def own_scores(lb: Leaderboard, name: str) -> list[dict]:
     """An encoding's row on every board that has it: the board's main figure, its interval and
-    rank interval among how many rows, and whether the board's headline names it."""
+    rank interval among how many rows, and whether the board's headline names it (it could be first)."""
     out = []
     for board in lb.all:
         entry = next((e for e in board.entries if e.encoding == name), None)
@@ -187,7 +187,9 @@ def own_scores(lb: Leaderboard, name: str) -> list[dict]:
         cell, rank = entry.cells.get(key), entry.cells.get("rank")
         out.append({"board": board, "column": board.column(key), "cell": cell or Cell(status="missing"),
                     "rank": rank.text if rank is not None and rank.text else None, "rows": len(board.entries),
-                    "named": bool(board.headline and entry.display_name in board.headline)})
+                    # the headline names the rows whose rank interval starts at 1 (suite.report.headlines);
+                    # a name's text inside the line would also match "NoPE" in "NoPE + Canon layers"
+                    "named": bool(board.headline) and entry.rank == 1})
     return out
 
 
