@@ -114,13 +114,13 @@ def all_zero(board: Board) -> bool:
                 and any(v == 0 for v in values))
 
 
-def rank_and_warn(board: Board, summary: str, ranked: bool = True, unranked_note: str = "Not ranked.",
-                  zero_warning: str = "Every row scores 0 at every length: no encoding solves this task, so it is "
-                                      "not ranked.") -> None:
+def rank_and_warn(board: Board, summary: str) -> None:
     """Rank intervals from Holm-corrected paired tests at ``summary`` (:mod:`.ranking`), rows in
     the order of their means there; warnings instead of ranks where they would rank noise.
 
-    A per-depth breakdown (a few examples per decile) is a diagnostic: it gets the warnings, not ranks."""
+    A kind that does not rank (per-depth breakdowns, diagnostics) gets the warnings and its own note instead."""
+    kind = BOARD_KINDS.get(board.kind)  # whether it ranks, and its words when it does not
+    ranked = kind.ranked
     lower = board.lower_is_better
     summaries = [e.cells[summary].interval for e in board.entries if e.cells[summary].interval is not None]
     at_chance = all_at_chance(board)
@@ -129,7 +129,7 @@ def rank_and_warn(board: Board, summary: str, ranked: bool = True, unranked_note
         board.warnings.append(f"Every row sits at chance{level}: no entry is better than chance beyond its interval "
                               "at any length, so this board measures nothing and is not ranked.")
     if not at_chance and board.chance is None and all_zero(board):
-        board.warnings.append(zero_warning)
+        board.warnings.append(kind.zero_warning)
         at_chance = True
     tests = ranks = None
     if ranked and not at_chance:
@@ -147,11 +147,10 @@ def rank_and_warn(board: Board, summary: str, ranked: bool = True, unranked_note
                                   + (" Ranks come from paired tests over shared seeds; a rank interval such as 1-4 "
                                      "means the row could be anywhere from 1st to 4th." if ranked else ""))
     if not ranked:
-        board.notes.append(unranked_note)
+        board.notes.append(kind.unranked_note)
     else:
         rank_column(board, summary, ranks or {})
         if tests is not None:
-            kind = BOARD_KINDS.get(board.kind)
             note, warning = ranking.power_statement(kind.effect, kind.effect_unit, board.column(summary).label, tests,
                                                     len(board.seeds))
             board.notes += [note] if note else []

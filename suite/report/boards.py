@@ -150,8 +150,7 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
     for enc, entry in entries.items():
         _summarise(entry, per_scale[enc], scales, seeds, share, bool(lower))
     # "which encoding extrapolates best": ranked at the longest scale, not by a mean that mixes in 1x
-    rank_and_warn(board, f"s{max(scales)}", ranked=board_kind.ranked, unranked_note=board_kind.unranked_note,
-                  zero_warning=board_kind.zero_warning)
+    rank_and_warn(board, f"s{max(scales)}")
     if board_kind.extrapolation_columns:
         _drop_uninformative_effective_length(board)
     else:  # kept or lost beyond L is a score's question; a diagnostic's figures are read as they are
