@@ -25,8 +25,8 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from suite.encodings.base import ENCODINGS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
-from suite.encodings.wrapper import checked_inner, inner_class
+from suite.encodings.base import ENCODINGS, HOOKS, AttentionWindow, ModelDims, PositionalEncoding, ScaleBehaviour
+from suite.encodings.wrapper import checked_inner, delegate, inner_class
 
 Kind = Literal["logn", "ssmax", "llama4", "mscale"]
 
@@ -151,56 +151,11 @@ class Temperature(PositionalEncoding):
         return q * (tau[:, :, None] if tau.dim() == 2 else tau[:, None]), k  # [H, Tq, 1] or [Tq, 1]
 
 
-def _embed(self, x, pos):
-    return self.inner.embed(x, pos)
-
-
-def _bias(self, q_pos, k_pos):
-    return self.inner.bias(q_pos, k_pos)
-
-
-def _score(self, q, k, scores, q_pos, k_pos):
-    return self.inner.score(q, k, scores, q_pos, k_pos)
-
-
-def _decay(self, x):
-    return self.inner.decay(x)
-
-
-def _logits(self, q, k, x, q0, k0):
-    return self.inner.logits(q, k, x, q0, k0)
-
-
-def _sink(self):
-    return self.inner.sink()
-
-
-def _normalize(self, scores, q0, k0):
-    return self.inner.normalize(scores, q0, k0)
-
-
-def _gate(self, y, x):
-    return self.inner.gate(y, x)
-
-
-def _canon(self, site, h):
-    return self.inner.canon(site, h)
-
-
-def _relative_bias(self, distance):
-    return self.inner.relative_bias(distance)
-
-
-_DELEGATES = {"embed": _embed, "bias": _bias, "logits": _logits, "score": _score, "decay": _decay, "sink": _sink,
-              "normalize": _normalize, "gate": _gate,
-              "canon": _canon}
-
-
 @functools.cache
 def temperature_class(inner_cls: type[PositionalEncoding], own_parameters: bool) -> type[Temperature]:
     """Temperature, overriding exactly the hooks ``inner_cls`` overrides (and ``rotate``)."""
     namespace = {"per_layer": inner_cls.per_layer or own_parameters, "__module__": __name__,
-                 **{hook: _DELEGATES[hook] for hook in inner_cls.hooks() if hook in _DELEGATES}}
+                 **{hook: delegate(hook) for hook in inner_cls.hooks() if hook in HOOKS and hook != "rotate"}}
     if inner_cls.relative_bias is not None:
-        namespace["relative_bias"] = _relative_bias
+        namespace["relative_bias"] = delegate("relative_bias")
     return type(f"Temperature{inner_cls.__name__}", (Temperature,), namespace)
