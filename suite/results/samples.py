@@ -14,8 +14,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import duckdb
-
 from suite.results.columns import SAMPLES
 from suite.results.rows import MetricRow, SampleRow
 
@@ -26,6 +24,8 @@ SAMPLE_COLUMNS = tuple(name for name, _ in FILE_COLUMNS)
 
 def write_samples(path: Path, samples: list[SampleRow]) -> Path:
     """``samples`` as one Parquet file at ``path``, atomically (a temporary name, then a rename)."""
+    import duckdb  # here, not at the top: the runner imports this module, and only task evaluations write samples
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
     os.close(fd)
@@ -45,6 +45,8 @@ def write_samples(path: Path, samples: list[SampleRow]) -> Path:
 
 
 def read_samples(path: Path) -> list[SampleRow]:
+    import duckdb
+
     with duckdb.connect() as con:
         rows = con.execute(f"SELECT {', '.join(SAMPLE_COLUMNS)} FROM read_parquet(?) ORDER BY scale, task, doc_id",
                            [str(path)]).fetchall()
