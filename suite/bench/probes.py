@@ -32,9 +32,18 @@ CLOCKS = {"cpu": "CPU time of the process (time.process_time): unmoved by other 
           "cuda": "wall-clock time (time.perf_counter), synchronized"}
 
 
-def matmul_peak(device: torch.device, n: int = 2048, repeats: int = 5) -> float:
-    """fp32 FLOP/s of the fastest of ``repeats`` n x n matmuls (2 n^3 FLOPs each)."""
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+def peak_dtype(device: torch.device) -> torch.dtype:
+    """The precision training's matmuls run in: bf16 autocast on a GPU, fp32 on a CPU
+    (suite.core.runtime.device_settings), so MFU compares like with like."""
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+def matmul_peak(device: torch.device, n: int | None = None, repeats: int = 5) -> float:
+    """FLOP/s of the fastest of ``repeats`` n x n matmuls (2 n^3 FLOPs each), in
+    :func:`peak_dtype`: fp32 and n = 2048 on a CPU; bf16 and n = 8192 on a GPU, large enough
+    to fill its tensor cores (an H100's 8192^3 bf16 product runs near its dense peak)."""
+    n = n or (8192 if device.type == "cuda" else 2048)
+    a, b = (torch.randn(n, n, device=device, dtype=peak_dtype(device)) for _ in range(2))
     a @ b
     best = math.inf
     for _ in range(repeats):

@@ -19,8 +19,9 @@ For every encoding of a list, at one model shape, sequence length, batch and dev
   that another process time-sharing the cores does not enter the figures (on a 2-core machine
   shared by two other trainings, wall-clock tokens/s of one encoding swung by 2x within a run);
   the matmul peak is timed by the same clock, so MFU is per core. On CUDA: wall-clock time;
-* **model FLOP utilization**: achieved FLOP/s over this machine's fp32 matmul peak
-  (the best of a few 2048 x 2048 matmuls, timed at the start and at the end of the run), with
+* **model FLOP utilization**: achieved FLOP/s over this machine's matmul peak (the best of
+  a few 2048 x 2048 fp32 matmuls on CPU, 8192 x 8192 bf16 ones on CUDA, where training runs
+  in bf16 autocast; timed at the start and at the end of the run), with
   ``6 N + 12 L T d`` FLOPs per trained token and ``2 N + 4 L T d`` per evaluated token
   (PaLM, Chowdhery et al. 2022, App. B; N = weights of every matmul, the tied output
   head counted once, embeddings lookups and the encodings' own work not counted; the
@@ -52,7 +53,7 @@ import torch
 
 from suite.core import numerics
 from suite.bench.training_steps import bare_step_times, lightning_step_times, random_batches, training_run
-from suite.bench.probes import CLOCKS, MMAP_THRESHOLD, now, sync, matmul_peak, flops_per_token, CpuPeak, measure_peak_mib
+from suite.bench.probes import CLOCKS, MMAP_THRESHOLD, now, sync, matmul_peak, peak_dtype, flops_per_token, CpuPeak, measure_peak_mib
 
 BENCH_SCHEMA_VERSION = 1
 DEFAULT_ENCODINGS = ("nope", "rope", "alibi", "t5", "kerple-log", "fire", "sandwich", "cope", "xpos", "addrope")
@@ -279,7 +280,7 @@ def run_bench(cfg: BenchConfig, project, log=print) -> dict:
     created_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     load_before, start = os.getloadavg(), time.perf_counter()
     peak = matmul_peak(device)
-    log(f"fp32 matmul peak: {peak / 1e9:.1f} GFLOP/s")
+    log(f"{str(peak_dtype(device)).removeprefix('torch.')} matmul peak: {peak / 1e9:.1f} GFLOP/s")
     if cfg.steps > 0:  # the process's first Lightning fit and loop pay one-time costs: not the first encoding's
         warm = training_run(project, specs[0], size, cfg, 2)
         lightning_step_times(warm, random_batches(cfg, 2, device), device)
