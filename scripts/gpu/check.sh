@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The GPU checks, in one call on a lent GPU machine (docs/how-to/run-on-a-gpu.md):
+#   1. grids/paper-gpu.yaml: NoPE, RoPE and ALiBi at GPT-2 small's shape, trained and evaluated
+#      through the product's own path (posbench run), its records packed into $OUT/records.tar.gz;
+#   2. tests/gpu: FlexAttention's gradients against the float-mask path, on the GPU;
+#   3. posbench bench on the GPU: training and evaluation speed, memory and MFU.
+# Each step has its own time limit, so one that runs long leaves the others their time; what
+# each printed is in $OUT/<step>.log. Run from the repository root:
+#   OUT=/tmp/gpu-out scripts/gpu/check.sh
+# Wheels of the packages the machine lacks (pydantic, datasets, lm-eval, ...) are installed
+# from .whl/ when it is there (the device tool's machines have PyTorch and Lightning).
+set -u
+OUT=${OUT:?set OUT to the folder the logs and records go to}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "installing .whl/ failed"; exit 1; }
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+pack() {  # the records so far (never the checkpoints): what comes back even if a later step is cut short
+  tar czf "$OUT/records.tar.gz" --exclude='results/checkpoints' --exclude='results/hpc' --exclude='results/claims' \
+    --exclude='results/lmeval' results 2>/dev/null
+}
+{ stamp environment; nvidia-smi; python3 -c "import torch, lightning, sys; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name()); print('lightning', lightning.__version__)"; nproc; } >"$OUT/env.log" 2>&1
+
+stamp grid >"$OUT/grid.log"
+timeout "${GRID_S:-320}" python3 -m suite.cli.main --root . run grids/paper-gpu.yaml --no-ingest --quiet --jobs 1 >>"$OUT/grid.log" 2>&1
+echo "exit $?" >>"$OUT/grid.log"
+pack
+
+stamp flex >"$OUT/flex.log"
+timeout "${FLEX_S:-90}" python3 -m pytest -p no:cacheprovider -o addopts="" -s -q tests/gpu >>"$OUT/flex.log" 2>&1
+echo "exit $?" >>"$OUT/flex.log"
+
+stamp bench >"$OUT/bench.log"
+timeout "${BENCH_S:-100}" python3 -m suite.cli.main --root . bench --device cuda --size gpt2-small --seq-len 1024 --batch 32 \
+  --encodings nope,rope,alibi --steps 10 --warmup 3 --scales 1,4,16 >>"$OUT/bench.log" 2>&1
+echo "exit $?" >>"$OUT/bench.log"
+pack
+stamp done >>"$OUT/bench.log"
