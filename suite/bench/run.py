@@ -235,7 +235,7 @@ def measure_speed(project, spec, size, cfg: BenchConfig, device: torch.device, p
     if cfg.steps > 0:
         lightning_times, module = lightning_step_times(run, batches, device)
         bare_times = bare_step_times(run, batches, device)
-        model = module.model
+        model = module.model.to(device)  # Lightning moves it back to the CPU when the fit ends
     else:
         from suite.modeling.build import build_model, model_config
 

@@ -41,6 +41,12 @@ def device_settings() -> dict:
     return {"accelerator": "cpu", "devices": 1, "precision": "32-true", "deterministic": True}
 
 
+def evaluation_device() -> torch.device:
+    """Where evaluations run: the GPU when there is one, as training (Lightning moves a model
+    back to the CPU when its fit ends, so an evaluation must move it again)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def warmup_cosine(step: int, warmup: int, total: int) -> float:
     """Learning-rate multiplier: linear warmup, then cosine decay to 10%."""
     if step < warmup:

@@ -24,7 +24,7 @@ from suite.core.aside import set_aside
 from suite.execution.claims import try_claim
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
-from suite.core.runtime import peak_memory_mb, reset_peak_memory
+from suite.core.runtime import evaluation_device, peak_memory_mb, reset_peak_memory
 from suite.results.record_types import (EvaluationRecord, Failure, Provenance, Record, TrainingProvenance, TrainingRecord,
                                         failed)
 from suite.results.records import git_commit, package_versions, status_of, write_record
@@ -149,7 +149,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
     start = time.perf_counter()
     reset_peak_memory(collect=False)  # evaluations are many and short: no full collection before each
     try:
-        model = model_for(encoding, trained)
+        model = model_for(encoding, trained).to(evaluation_device())
         context = EvalContext(evaluation, evaluator.Settings.model_validate(evaluation.settings),
                               project.results / "lmeval" / run.run_id, log)
         result = evaluator.evaluate(model, context)
