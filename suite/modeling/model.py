@@ -86,6 +86,8 @@ def path_of(encoding: PositionalEncoding, flex: bool = False) -> AttentionPath:
     return path
 
 
+FLEX_MIN_HEAD_DIM = 16  # FlexAttention's fused GPU kernel needs q, k, v of at least this many dimensions
+
 _RECORDED: list[torch.Tensor] | None = None  # see recorded_attention
 
 
@@ -299,8 +301,10 @@ class Transformer(nn.Module):
     def use_flex_attention(self, on: bool = True) -> None:
         """Run relative-bias encodings through FlexAttention (:func:`flex_attend`): exact,
         and on a GPU fused and without the [H, T, T] bias. Never with dropout (FlexAttention
-        has none); layers without a relative bias keep their own path."""
-        self.flex = on and self.cfg.dropout == 0
+        has none), nor at a head dimension below 16, which the fused kernel does not take
+        (torch 2.11 on an H200: "NYI: embedding dimension ... must be at least 16"); layers
+        without a relative bias keep their own path."""
+        self.flex = on and self.cfg.dropout == 0 and self.cfg.d_model // self.cfg.n_heads >= FLEX_MIN_HEAD_DIM
         self.paths = [path_of(self.encoding_for(i), self.flex) for i in range(self.cfg.n_layers)]
 
     @property

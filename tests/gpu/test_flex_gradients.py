@@ -18,7 +18,8 @@ import torch
 
 from suite.modeling.model import AttentionPath, ModelConfig
 
-from tests.encodings.helpers import CFG, SPECS, build_model, spec
+from tests.encodings.helpers import SPECS, build_model, spec
+from tests.modeling.test_flex import FLEX_CFG
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (scripts/gpu/check.sh)")]
@@ -70,7 +71,7 @@ def compare(name: str, cfg: ModelConfig, batch: int) -> dict:
 
 @pytest.mark.parametrize("name", RELATIVE)
 def test_flex_gives_the_float_mask_paths_gradients(name):
-    figures = compare(name, CFG, batch=4)
+    figures = compare(name, FLEX_CFG, batch=4)
     assert figures["logits"] < 1e-5 and figures["gradient"] < 1e-4, figures
 
 

@@ -12,12 +12,14 @@ import torch
 import torch.nn.functional as F
 
 from suite.modeling.kv_cache import KVCache
-from suite.modeling.model import AttentionPath
+from suite.modeling.model import FLEX_MIN_HEAD_DIM, AttentionPath, ModelConfig
 
 from tests.encodings.helpers import CFG, SPECS, build_model, spec
 
 pytestmark = pytest.mark.integration  # trains or evaluates real models: not in make test-fast
 
+# the fused GPU kernel's smallest head dimension (FLEX_MIN_HEAD_DIM), as the tiny sizes have it
+FLEX_CFG = ModelConfig(**{**CFG.__dict__, "d_model": 4 * FLEX_MIN_HEAD_DIM})
 RELATIVE = [p.stem for p in SPECS if spec(p.stem).implementation().relative_bias is not None]
 
 
@@ -35,7 +37,7 @@ def test_the_relative_bias_encodings():
 
 def pair(name: str):
     """The same weights twice: on the float-mask path and through FlexAttention."""
-    plain, flex = build_model(name, seed=1), build_model(name, seed=1)
+    plain, flex = build_model(name, seed=1, cfg=FLEX_CFG), build_model(name, seed=1, cfg=FLEX_CFG)
     with torch.no_grad():  # nonzero learned biases (T5 starts at zero)
         for p in plain.parameters():
             p.add_(0.1 * torch.randn_like(p))
@@ -50,7 +52,7 @@ def test_flex_gives_the_float_mask_paths_logits(name):
     """Forward only: FlexAttention has no backward on a CPU (its gradients are the GPU's
     to check; the score_mod is the same function either way)."""
     plain, flex = pair(name)
-    idx = torch.randint(0, 256, (2, CFG.train_len))
+    idx = torch.randint(0, 256, (2, FLEX_CFG.train_len))
     with torch.no_grad():
         torch.testing.assert_close(flex.train()(idx), plain.train()(idx), rtol=1e-5, atol=1e-5)
 
@@ -58,7 +60,7 @@ def test_flex_gives_the_float_mask_paths_logits(name):
 @pytest.mark.parametrize("name", ["alibi", "t5"])
 def test_flex_evaluates_beyond_l_and_decodes_with_the_cache(name):
     plain, flex = (m.eval() for m in pair(name))
-    idx = torch.randint(0, 256, (1, 4 * CFG.train_len))
+    idx = torch.randint(0, 256, (1, 4 * FLEX_CFG.train_len))
     for m in (plain, flex):
         m.set_scale(4)
     with torch.no_grad():
@@ -68,7 +70,14 @@ def test_flex_evaluates_beyond_l_and_decodes_with_the_cache(name):
         stepped = torch.cat([flex.extend(idx[:, :20], cache)] + [flex.extend(idx[:, t : t + 1], cache)
                                                                   for t in range(20, idx.shape[1])], dim=1)
     torch.testing.assert_close(stepped, expected, rtol=1e-5, atol=1e-5)
-    assert flex.paths == [AttentionPath.FLEX] * CFG.n_layers  # set_scale keeps the choice
+    assert flex.paths == [AttentionPath.FLEX] * FLEX_CFG.n_layers  # set_scale keeps the choice
+
+
+def test_a_head_dimension_below_the_fused_kernels_keeps_the_float_mask_path():
+    model = build_model("alibi")  # CFG: 4 heads of 8 dimensions
+    assert model.cfg.d_model // model.cfg.n_heads < FLEX_MIN_HEAD_DIM
+    model.use_flex_attention()
+    assert set(model.paths) == {AttentionPath.FLOAT_MASK}
 
 
 def test_dropout_keeps_the_float_mask_path():
