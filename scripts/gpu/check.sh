@@ -2,7 +2,7 @@
 # The GPU checks, in one call on a lent GPU machine (docs/how-to/run-on-a-gpu.md):
 #   1. grids/paper-gpu.yaml: NoPE, RoPE and ALiBi at GPT-2 small's shape, trained and evaluated
 #      through the product's own path (posbench run), its records packed into $OUT/records.tar.gz;
-#   2. tests/gpu: FlexAttention's gradients against the float-mask path, on the GPU;
+#   2. tests/modeling/test_flex_gradients_cuda.py: FlexAttention's gradients against the float-mask path, on the GPU;
 #   3. posbench bench on the GPU: training and evaluation speed, memory and MFU.
 # Each step has its own time limit, so one that runs long leaves the others their time; what
 # each printed is in $OUT/<step>.log. Run from the repository root:
@@ -32,7 +32,7 @@ echo "exit $?" >>"$OUT/grid.log"
 pack
 
 stamp flex >"$OUT/flex.log"
-timeout "${FLEX_S:-90}" python3 -m pytest -p no:cacheprovider -o addopts="" -s -q tests/gpu >>"$OUT/flex.log" 2>&1
+timeout "${FLEX_S:-90}" python3 -m pytest -p no:cacheprovider -o addopts="" -s -q tests/modeling/test_flex_gradients_cuda.py >>"$OUT/flex.log" 2>&1
 echo "exit $?" >>"$OUT/flex.log"
 
 stamp bench >"$OUT/bench.log"
