@@ -146,8 +146,8 @@ def board_ids(lb, but: type[BoardKind]) -> list[tuple]:
 def test_without_the_toy_kind_the_sections_are_the_shipped_kinds(database):
     lb = leaderboard(database)
     assert "toy" not in BOARD_KINDS
-    assert [k.name for k, _ in lb.sections()] == ["lm", "task", "breakdown", "cost"]
-    assert [len(boards) for _, boards in lb.sections()] == [1, 1, 10, 2]
+    assert [k.name for k, _ in lb.sections()] == ["lm", "task", "breakdown", "lost_in_the_middle", "cost"]
+    assert [len(boards) for _, boards in lb.sections()] == [1, 1, 10, 2, 2]
     assert lb.all == [b for _, boards in lb.sections() for b in boards]
 
 
