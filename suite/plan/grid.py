@@ -57,6 +57,17 @@ def _unhashed_default(params, name: str) -> bool:
     return field.metadata.get("hash_default", True) is False and getattr(params, name) == field.default
 
 
+def task_content(task: TaskSpec) -> dict:
+    """The task as it enters a run's id. A folder corpus's ``path`` is left out: it is where the
+    files lie on this machine (made absolute when the task is read), and their content is in the
+    run's ``data_fingerprint`` already, so a fresh clone in another folder, or ``verify`` of a
+    published run, plans the same id. No published run has a folder corpus, so no id changes."""
+    content = task.model_dump(exclude={"name", "description", "paper"})
+    if task.corpus is not None and task.corpus.kind == "folder":
+        content["corpus"] = {k: v for k, v in content["corpus"].items() if k != "path"}
+    return content
+
+
 @dataclass(frozen=True)
 class TrainingRun:
     encoding: EncodingSpec  # the encoding as trained (a variant's ``trains_as``)
@@ -74,7 +85,7 @@ class TrainingRun:
             "recipe_version": RECIPE_VERSION,
             "encoding": encoding_content(self.encoding),
             "size": self.size.model_dump(exclude={"name", "description"}, exclude_defaults=True),
-            "task": self.task.model_dump(exclude={"name", "description", "paper"}),
+            "task": task_content(self.task),
             "seed": self.seed,
             "train": self.train.model_dump(exclude={"compile"}),  # how, not what: see TrainRecipe
             "data_fingerprint": self.data_fingerprint,
