@@ -47,5 +47,6 @@ class Evaluator:
 # every module of suite/evaluation/evaluators/ registers one (imported on the first lookup):
 # extrapolation (bits per byte at s x L, curves), lm_rolling (the same span through lm-eval),
 # lmeval_task (a generated task through lm-eval), glue_evaluator (GLUE-style fine-tuning),
-# attention_sinks (the first token's attention-sink rate and strength)
+# attention_sinks (the first token's attention-sink rate and strength), key_tokens (bits per byte on
+# the tokens that need long context: LongPPL's offline mode)
 EVALUATORS: Registry[Evaluator] = Registry("evaluator", Evaluator, members="suite.evaluation.evaluators")
