@@ -69,8 +69,12 @@ class HeldOutExactMatch:
 
     def __call__(self, model) -> dict[str, float]:
         device = next(model.parameters()).device
-        correct = []
+        correct, loss = [], 0.0
         for x, y in zip(self.inputs.split(64), self.targets.split(64)):
-            predicted = model(x.to(device)).argmax(-1).cpu()
-            correct.append(((predicted == y) | (y == IGNORE)).all(-1))
-        return {"heldout_exact_match": torch.cat(correct).float().mean().item()}
+            logits = model(x.to(device)).float().cpu()
+            correct.append(((logits.argmax(-1) == y) | (y == IGNORE)).all(-1))
+            loss += torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE,
+                                                      reduction="sum").item()
+        # heldout_loss: nats per answer byte, what a tuned grid chooses a learning rate on (suite.plan.tuning)
+        return {"heldout_exact_match": torch.cat(correct).float().mean().item(),
+                "heldout_loss": loss / (self.targets != IGNORE).sum().item()}

@@ -1,4 +1,4 @@
-"""Training windows of a token stream."""
+"""Training windows of a token stream, and the validation loss on fixed windows of another."""
 
 from __future__ import annotations
 
@@ -20,3 +20,29 @@ class RandomWindows(Dataset):
     def __getitem__(self, i):
         window = self.tokens[self.offsets[i] : self.offsets[i] + self.length + 1].long()
         return window[:-1], window[1:]
+
+
+VALIDATION_WINDOWS = 32  # the validation split's first windows a learning curve's val_loss is the mean over
+
+
+class ValidationLoss:
+    """Language modelling's learning-curve probe (suite.plan.task_kinds): the mean next-byte loss
+    (nats per byte) at the training length on the first ``n`` non-overlapping windows of the
+    validation split, which no training batch and no test window holds. A tuned grid chooses each
+    encoding's learning rate on it (suite.plan.tuning), never on a test figure."""
+
+    def __init__(self, tokens: torch.Tensor, length: int, n: int = VALIDATION_WINDOWS):
+        n = min(n, (len(tokens) - 1) // length)
+        if n < 1:
+            raise ValueError(f"the validation split ({len(tokens)} bytes) holds no window of {length + 1}")
+        span = tokens[: n * length + 1].long()
+        self.inputs = span[:-1].view(n, length)  # [n, L]
+        self.targets = span[1:].view(n, length)
+
+    def __call__(self, model) -> dict[str, float]:
+        device = next(model.parameters()).device
+        total = 0.0
+        for x, y in zip(self.inputs.split(16), self.targets.split(16)):
+            logits = model(x.to(device)).float()
+            total += torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.to(device).flatten(), reduction="sum").item()
+        return {"val_loss": total / self.targets.numel()}

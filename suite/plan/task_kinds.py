@@ -100,6 +100,12 @@ class LanguageModelling(TaskKind):
         windows = RandomWindows(load_corpus(task.corpus)["train"], recipe.seq_len, recipe.steps * recipe.batch_size, seed)
         return DataLoader(windows, batch_size=recipe.batch_size, shuffle=False, num_workers=0)
 
+    def learning_probe(self, task, recipe):
+        from suite.data.corpus import load_corpus
+        from suite.data.windows import ValidationLoss
+
+        return ValidationLoss(load_corpus(task.corpus)["validation"], recipe.seq_len)
+
     def limits(self, grid, doc, i, task, recipe, field):
         return lm_limits(self, grid, doc, i, task, recipe, field)
 

@@ -219,7 +219,10 @@ def test_run_with_a_synthetic_task_and_glue_scores(tiny_grid, project_root, caps
     assert task["learning_curve"]["step"] == [2, 3, 5, 6, 8, 9, 11, 12]
     assert all(0 <= v <= 1 for v in task["learning_curve"]["heldout_exact_match"])
     assert len(task["learning_curve"]["train_loss"]) == 8
-    assert set(lm["learning_curve"]) == {"step", "train_loss"} and lm["learning_curve"]["step"][-1] == 20
+    assert all(v > 0 for v in task["learning_curve"]["heldout_loss"])  # nats per answer byte, held out
+    # language modelling's held-out figure: the validation split's loss, what a tuned grid chooses on
+    assert set(lm["learning_curve"]) == {"step", "train_loss", "val_loss"} and lm["learning_curve"]["step"][-1] == 20
+    assert all(0 < v < math.log(256) + 1 for v in lm["learning_curve"]["val_loss"])
     assert task["provenance"]["corpus"].startswith("generated: flip_flop")
     metrics = {(r["task"], m["task"], m["metric"], m["scale"]) for r in records(project_root, "evals") for m in r["metrics"]}
     assert {(m[2], m[3]) for m in metrics if m[0] == "flip_flop"} == {("acc", 1), ("acc", 2)}
