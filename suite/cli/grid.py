@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.table import Table
 
 from suite.cli.common import console, err_console, ingest_and_render, load_grid_plan, project_of, quiet_libraries
@@ -37,6 +39,11 @@ def cmd_plan(args) -> int:
     console.print(table)
     console.print("training runs: " + ", ".join(f"{v} {k}" for k, v in trained.items()))
     console.print("evaluations: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    if plan.pending:
+        console.print(f"{len(plan.pending)} group(s) wait for their learning-rate sweep (shown above); their runs at "
+                      f"every seed are planned once it has chosen: {', '.join(plan.pending)}", markup=False)
+    for group in plan.untunable:
+        console.print(f"{group}: every learning rate of its sweep failed; it has no runs", markup=False)
     console.print(estimate(plan.runs, plan.evaluations, grid.spec.device).headline(), markup=False)
     return 0
 
@@ -44,6 +51,7 @@ def cmd_plan(args) -> int:
 def cmd_run(args) -> int:
     from suite.execution.executors.base import EXECUTORS
     from suite.execution.runner import failed_pieces, pending
+    from suite.plan.grid import load_plan
 
     quiet_libraries()
     if args.dry_run and args.executor != "slurm":  # it would be ignored, and the whole grid would run
@@ -64,7 +72,19 @@ def cmd_run(args) -> int:
     executor = EXECUTORS.get(args.executor)()
     code = executor.run(plan, project, console, args)
     if executor.submits:  # handed to a scheduler: the records arrive later (`posbench status GRID --ingest`)
+        if plan.pending:
+            console.print(f"{len(plan.pending)} group(s) wait for their learning-rate sweep (suite.plan.tuning): "
+                          "submit the grid again once the sweep's records are in")
         return code
+    while plan.pending:  # a tuned grid: the sweeps just trained choose the rates of the runs that waited
+        waiting = len(plan.pending)
+        _, plan = load_plan(Path(args.grid), project)
+        if len(plan.pending) >= waiting:
+            break  # a sweep that did not finish (a failure without a record): its group stays pending
+        console.print(f"learning rates chosen for {waiting - len(plan.pending)} group(s): their runs at every seed")
+        code = executor.run(plan, project, console, args) or code
+    for group in plan.untunable:
+        err_console.print(f"[red]{group}[/]: every learning rate of its sweep failed; it has no runs")
     if not args.no_ingest:
         ingest_and_render(project, args)
     failed = failed_pieces(plan, project)

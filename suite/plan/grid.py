@@ -30,6 +30,7 @@ from suite import RECIPE_VERSION
 from suite.specs import EncodingSpec, Grid, SizeSpec, TaskSpec, TrainRecipe
 from suite.plan.evaluators import EVALUATORS
 from suite.plan.task_kinds import EvalRequest, kind_of
+from suite.plan.tuning import Chooser, swept
 
 
 def content_id(content: dict) -> str:
@@ -55,6 +56,13 @@ def _unhashed_default(params, name: str) -> bool:
     a size's ``init``)."""
     field = next(f for f in dataclasses.fields(params) if f.name == name)
     return field.metadata.get("hash_default", True) is False and getattr(params, name) == field.default
+
+
+def recipe_content(train: TrainRecipe) -> dict:
+    """The recipe as it enters a run's id: not ``compile`` (how the steps run, not what they
+    compute: see TrainRecipe), and ``lr_sweep`` only where there is one, so the ids of runs
+    whose learning rate was given stay what they were."""
+    return train.model_dump(exclude={"compile"} | ({"lr_sweep"} if train.lr_sweep is None else set()))
 
 
 def task_content(task: TaskSpec) -> dict:
@@ -87,7 +95,7 @@ class TrainingRun:
             "size": self.size.model_dump(exclude={"name", "description"}, exclude_defaults=True),
             "task": task_content(self.task),
             "seed": self.seed,
-            "train": self.train.model_dump(exclude={"compile"}),  # how, not what: see TrainRecipe
+            "train": recipe_content(self.train),
             "data_fingerprint": self.data_fingerprint,
         }
         if self.parent is not None:
@@ -187,6 +195,11 @@ class Plan:
 
     runs: tuple[TrainingRun, ...]
     evaluations: tuple[Evaluation, ...]
+    # (encoding, size, task) groups of a tuned grid whose sweep has not finished: their runs at the
+    # chosen learning rate wait for it (suite.plan.tuning), and are not in ``runs`` yet
+    pending: tuple[str, ...] = ()
+    # groups whose sweep finished without a usable validation loss (every rate failed): no rate, no runs
+    untunable: tuple[str, ...] = ()
 
     def evaluations_of(self, run: TrainingRun) -> list[Evaluation]:
         return [e for e in self.evaluations if e.run.run_id == run.run_id]
@@ -211,33 +224,53 @@ def evaluations_for(run: TrainingRun, encodings: list[EncodingSpec], requests: l
     return list(out.values())
 
 
-def expand(grid: Grid, fingerprint=None) -> Plan:
+def expand(grid: Grid, fingerprint=None, tuned: "Chooser | None" = None) -> Plan:
     """Every training run of ``encoding-as-trained x size x task x seed`` (each once, in
-    the order the spec lists them) and every evaluation of the grid on them."""
+    the order the spec lists them) and every evaluation of the grid on them. A tuned grid
+    (``tuning``) first has each group's sweep runs, evaluated by nothing; its runs at every
+    seed follow at the rate ``tuned`` chose from their records (suite.plan.tuning), or wait for it."""
     spec = grid.spec
     runs: dict[str, TrainingRun] = {}
     evaluated_as: dict[str, list[EncodingSpec]] = {}
     requests: dict[str, list[EvalRequest]] = {}
     fingerprints: dict[str, str] = {}
+    rates: dict[tuple, float | None | bool] = {}  # tuned grids: (encoding, size, task) -> its rate
     for task in grid.tasks:
         kind = kind_of(task)
         fingerprints[task.name] = fingerprint(task) if fingerprint else kind.fingerprint(task)
     for encoding, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds):
         size = grid.task_sizes.get(task.name, size)  # a task's recipe size replaces the axis (once: ids dedupe)
         kind = kind_of(task)
-        run = TrainingRun(trained_as(encoding, grid), size, task, seed, kind.train_recipe(spec, task), fingerprints[task.name])
+        recipe, as_trained = kind.train_recipe(spec, task), trained_as(encoding, grid)
+        if spec.tuning is not None:
+            group = (as_trained.name, size.name, task.name)
+            if group not in rates:
+                sweep = [TrainingRun(as_trained, size, task, spec.tuning.seed, swept(recipe, spec.tuning.lr, lr),
+                                     fingerprints[task.name]) for lr in spec.tuning.lr]
+                for run in sweep:
+                    runs.setdefault(run.run_id, run)
+                    evaluated_as.setdefault(run.run_id, [])
+                    requests.setdefault(run.run_id, [])
+                rates[group] = tuned(sweep) if tuned is not None else None
+            if not rates[group]:  # waiting for its sweep, or untunable
+                continue
+            recipe = swept(recipe, spec.tuning.lr, rates[group])
+        run = TrainingRun(as_trained, size, task, seed, recipe, fingerprints[task.name])
         runs.setdefault(run.run_id, run)
         evaluated_as.setdefault(run.run_id, [])
         if encoding not in evaluated_as[run.run_id]:
             evaluated_as[run.run_id].append(encoding)
         requests[run.run_id] = kind.evaluations(task, spec) + [EvalRequest(e.evaluator, e.settings) for e in spec.evaluations]
-    for child in children(grid, runs):  # after every parent, so one process trains a parent first
+    # after every parent, so one process trains a parent first; never from a sweep's other rates
+    for child in children(grid, {run_id: run for run_id, run in runs.items() if evaluated_as[run_id]}):
         runs.setdefault(child.run_id, child)
         evaluated_as[child.run_id] = [child.encoding]
         requests[child.run_id] = requests[child.parent.run_id]
     evaluations = [e for run_id, run in runs.items()
                    for e in evaluations_for(run, evaluated_as[run_id], requests[run_id], spec.scales)]
-    return Plan(tuple(runs.values()), tuple(evaluations))
+    return Plan(tuple(runs.values()), tuple(evaluations),
+                pending=tuple("/".join(g) for g, rate in rates.items() if rate is None),
+                untunable=tuple("/".join(g) for g, rate in rates.items() if rate is False))
 
 
 def children(grid: Grid, runs: dict[str, TrainingRun]) -> list[TrainingRun]:
@@ -392,4 +425,19 @@ def load_plan(path, project) -> tuple[Grid, Plan]:
     errors = check_grid(grid)
     if errors:
         raise SpecErrors(errors)
-    return grid, expand(grid)
+    return grid, expand(grid, tuned=sweep_chooser(project) if grid.spec.tuning is not None else None)
+
+
+def sweep_chooser(project) -> Chooser:
+    """A tuned grid's chooser, reading the sweep runs' records in ``project``'s results."""
+    from suite.plan.tuning import chooser
+    from suite.results.records import RecordError, read_record
+
+    def read(run_id: str):
+        path = project.runs / f"{run_id}.json"
+        try:
+            return read_record(path, "training_run") if path.is_file() else None
+        except RecordError:
+            return None  # unreadable: redone like a missing one (suite.results.records.status_of)
+
+    return chooser(read)

@@ -9,12 +9,13 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import Field
+from pydantic_core import PydanticCustomError
 
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
 from suite.specs.base import _validate, Spec, MAX_SEED, MAX_SEEDS, MAX_SCALE
 from suite.specs.encoding import EncodingSpec, load_encoding
-from suite.specs.recipes import TrainRecipe, EvalRecipe, GlueRecipe, EvaluationEntry, ExtensionSpec
+from suite.specs.recipes import TrainRecipe, EvalRecipe, GlueRecipe, EvaluationEntry, ExtensionSpec, TuningSpec
 from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
 
 
@@ -40,12 +41,24 @@ class GridSpec(Spec):
     glue: GlueRecipe | None = None  # GLUE-style scores for every training run on an lm task; none when absent
     evaluations: list[EvaluationEntry] = []  # more evaluations of every training run (e.g. lm-eval tasks)
     extensions: list[ExtensionSpec] = []  # child runs fine-tuned from a trained encoding's checkpoints
+    # a learning-rate sweep per (encoding, size, task), chosen on validation loss (suite.plan.tuning);
+    # none: the recipes' learning rates
+    tuning: TuningSpec | None = None
     # GiB of memory on the machine that runs each piece (a cluster's GPU), for the check that a
     # training run fits (suite.plan.limits); None: this machine's RAM or GPU memory
     device_memory_gib: float | None = Field(None, gt=0)
     # where the grid is meant to run, for the cost posbench plan states (suite.plan.estimate):
     # cpu (this project's CPU machine class: CPU-hours) or cuda (GPUs: GPU-hours); not where it runs
     device: Literal["cpu", "cuda"] = "cpu"
+
+    @pydantic.field_validator("tuning")
+    @classmethod
+    def _tuned_on_a_seed_of_the_grid(cls, tuning: TuningSpec | None, info: pydantic.ValidationInfo):
+        seeds = info.data.get("seeds")
+        if tuning is not None and seeds is not None and tuning.seed not in seeds:
+            raise PydanticCustomError("value_error", "tuning.seed {seed} is not one of the grid's seeds {seeds}: the "
+                                      "sweep's run at the chosen rate is that seed's run", {"seed": tuning.seed, "seeds": seeds})
+        return tuning
 
     def recipe_for(self, task: str) -> TrainRecipe:
         """The training recipe of a generated task: ``task_train`` (or ``train``) with the

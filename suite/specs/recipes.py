@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pydantic
 from pydantic import Field
@@ -12,6 +12,25 @@ from pydantic_core import PydanticCustomError
 
 from suite.core.registry import did_you_mean
 from suite.specs.base import Spec, MAX_LENGTH, MAX_STEPS, MAX_BATCH, MAX_SCALE, MAX_TOKENS
+
+
+MIN_SWEEP = 3  # learning rates a tuning budget tries at least (MAD-lab sweeps 3 x 2 weight decays)
+
+
+class TuningSpec(Spec):
+    """A grid's tuning budget (suite.plan.tuning): every (encoding, size, task) trains once per
+    learning rate of ``lr`` at seed ``seed``; the one with the lowest validation loss at the
+    training length is its learning rate for every seed."""
+
+    lr: list[Annotated[float, Field(gt=0, le=1000)]] = Field(min_length=MIN_SWEEP)
+    seed: int = Field(0, ge=0)
+
+    @pydantic.field_validator("lr")
+    @classmethod
+    def _distinct(cls, lr: list[float]) -> list[float]:
+        if len(set(lr)) != len(lr):
+            raise PydanticCustomError("value_error", "the learning rates must differ (a value twice tries it twice)")
+        return sorted(lr)
 
 
 class TrainRecipe(Spec):
@@ -29,6 +48,16 @@ class TrainRecipe(Spec):
     # torch.compile the model (inductor): how the steps run, not what they compute, so it
     # is not part of the run id (suite.plan.grid.TrainingRun.content); recorded in the run's provenance
     compile: bool = False
+    # the learning rates ``lr`` was chosen from, on validation loss (a grid's ``tuning``,
+    # suite.plan.tuning); None: given. Part of the run id when set, so a tuned run is never
+    # taken for one whose learning rate was given.
+    lr_sweep: tuple[Annotated[float, Field(gt=0, le=1000)], ...] | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _lr_in_its_sweep(self):
+        if self.lr_sweep is not None and self.lr not in self.lr_sweep:
+            raise ValueError(f"lr {self.lr} is not one of its sweep's values {list(self.lr_sweep)}")
+        return self
 
     @pydantic.field_validator("steps")
     @classmethod
