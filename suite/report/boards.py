@@ -146,6 +146,10 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
                   entries=list(entries.values()), seeds=seeds, method=interval_text(most_seeds, share),
                   lower_is_better=lower, chance=chance, train_len=recipe.seq_len, recipe=recipe.label,
                   scales=scales, eval_len=eval_len)
+    if recipe.lr_sweep:  # a tuned grid (suite.plan.tuning): the board states its budget
+        board.notes.append(f"Learning rate tuned for each encoding: the best of {len(recipe.lr_sweep)} rates "
+                           f"({', '.join(f'{lr:g}' for lr in recipe.lr_sweep)}) on validation loss at the training "
+                           "length, at one seed, then used for every seed; each encoding's page lists every rate tried.")
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():
         _summarise(entry, per_scale[enc], scales, seeds, share, bool(lower))

@@ -24,10 +24,14 @@ class Recipe:
     seq_len: int | None
     steps: int | None
     batch_size: int | None
-    lr: float | None
+    lr: float | None  # None where it was tuned: each encoding's own, from ``lr_sweep``
+    lr_sweep: tuple[float, ...] | None = None  # a tuned grid's learning rates (suite.plan.tuning)
 
     @classmethod
     def of(cls, train: dict) -> "Recipe":
+        sweep = train.get("lr_sweep")
+        if isinstance(sweep, list) and sweep:  # tuned: one recipe for every encoding, whatever rate each chose
+            return cls(train.get("seq_len"), train.get("steps"), train.get("batch_size"), None, tuple(sweep))
         return cls(train.get("seq_len"), train.get("steps"), train.get("batch_size"), train.get("lr"))
 
     @property
@@ -38,11 +42,12 @@ class Recipe:
 
     @property
     def label(self) -> str:
-        return f"L = {self.seq_len}, {self.steps} steps x {self.batch_size}"
+        tuned = f", lr tuned over {', '.join(f'{lr:g}' for lr in self.lr_sweep)}" if self.lr_sweep else ""
+        return f"L = {self.seq_len}, {self.steps} steps x {self.batch_size}{tuned}"
 
     @property
     def slug(self) -> str:
-        return f"L{self.seq_len}-{self.steps}x{self.batch_size}"
+        return f"L{self.seq_len}-{self.steps}x{self.batch_size}" + ("-tuned" if self.lr_sweep else "")
 
 
 def load_runs(con) -> dict[str, dict]:

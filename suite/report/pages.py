@@ -135,6 +135,35 @@ def no_free_lunch(lb: Leaderboard) -> str | None:
 # -- pages -----------------------------------------------------------------------------------------------------
 
 
+def lr_sweeps(con) -> dict[str, list[dict]]:
+    """Every learning rate a tuned grid tried (suite.plan.tuning), by encoding as trained: each sweep
+    run's size, task, rate, validation loss and status, and whether it is the rate chosen (the
+    run that was evaluated). Every variant, so no best-of-N is hidden."""
+    from suite.plan.tuning import VALIDATION_FIGURES
+
+    rows = _dicts(con, """
+        SELECT r.run_id, r.encoding, r.size, r.task, r.seed, r.status, r.learning_curve,
+               CAST(json_extract(r.run, '$.train.lr') AS DOUBLE) AS lr,
+               json_extract(r.run, '$.train.lr_sweep') AS lr_sweep,
+               EXISTS (SELECT 1 FROM evaluations e WHERE e.run_id = r.run_id) AS chosen
+        FROM runs r
+        WHERE json_extract(r.run, '$.train.lr_sweep') IS NOT NULL
+          AND json_type(json_extract(r.run, '$.train.lr_sweep')) = 'ARRAY'
+        ORDER BY r.encoding, r.size, r.task, r.seed, lr""")
+    rates = defaultdict(set)  # the sweep is the seed that has several rates; the other seeds have the chosen one
+    for r in rows:
+        rates[(r["encoding"], r["size"], r["task"], r["seed"])].add(r["lr"])
+    out: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if len(rates[(r["encoding"], r["size"], r["task"], r["seed"])]) < 2:
+            continue
+        curve = json.loads(r.pop("learning_curve") or "{}")
+        figure = next((curve[n][-1] for n in VALIDATION_FIGURES if curve.get(n)), None)
+        sweep = json.loads(r.pop("lr_sweep"))
+        out[r["encoding"]].append({**r, "validation_loss": figure, "budget": len(sweep)})
+    return out
+
+
 def encoding_pages(con, lb: Leaderboard) -> list[dict]:
     """One page per encoding as evaluated: its spec, the checkpoints it was evaluated on, plots."""
     evals = _dicts(con, """
@@ -144,6 +173,7 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                any_value(max_length) AS max_length, list(DISTINCT run_id) AS run_ids
         FROM evaluations WHERE NOT checkpoint_level GROUP BY encoding ORDER BY encoding""")
     curves = _curves(con)
+    sweeps = lr_sweeps(con)
     pages = []
     for e in evals:
         spec = json.loads(e["spec"] or "{}")
@@ -163,6 +193,8 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                       "scale_behaviour": e["scale_behaviour"], "max_length": e["max_length"],
                       "runs": sorted((lb.runs[i] for i in e["run_ids"] if i in lb.runs),
                                      key=lambda r: (r["size"], r["task"], r["seed"])),
+                      # a training-free variant was tuned as the encoding it evaluates the checkpoints of
+                      "sweeps": sweeps.get(name) or sweeps.get(e["trained_as"] or name, []),
                       "plots": [s for s in svgs if s], "colour": plots.colour(name)})
     return pages
 

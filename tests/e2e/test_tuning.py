@@ -1,0 +1,97 @@
+"""A tuned grid, end to end (suite.plan.tuning): `posbench run` trains each encoding's sweep at
+the tuning seed, chooses the rate of the lowest validation loss from the records it wrote, and
+trains every seed at that rate; the sweep's other rates are recorded and never evaluated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suite.cli.main import main
+from suite.plan.grid import load_plan
+from suite.specs import Project
+
+pytestmark = pytest.mark.integration
+
+RATES = [0.0003, 0.003, 0.03]
+
+
+def records(root: Path, folder: str) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((root / "results" / folder).glob("*.json"))]
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory, text_folder):
+    from tests.conftest import REPO, write_yaml
+    import shutil
+
+    root = tmp_path_factory.mktemp("tuned")
+    for folder in ("encodings", "sizes", "tasks", "grids"):
+        shutil.copytree(REPO / folder, root / folder)
+    write_yaml(root / "tasks" / "local.yaml",
+               {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
+    grid = write_yaml(root / "grids" / "tuned.yaml", {
+        "name": "tuned", "encodings": ["nope", "rope"], "sizes": ["tiny"], "tasks": ["local"], "seeds": [0, 1],
+        "scales": [1, 2], "train": {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2},
+        "eval": {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False},
+        "tuning": {"lr": RATES, "seed": 0}})
+    before = load_plan(grid, Project(root))[1]
+    assert main(["--root", str(root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    return root, grid, before
+
+
+def test_before_the_sweep_only_the_sweep_is_planned(tuned):
+    _, _, before = tuned
+    assert sorted(before.pending) == ["nope/tiny/local", "rope/tiny/local"]
+    assert len(before.runs) == 2 * len(RATES) and not before.evaluations
+    assert {r.seed for r in before.runs} == {0} and sorted({r.train.lr for r in before.runs}) == RATES
+
+
+def test_each_encoding_gets_the_rate_of_its_lowest_validation_loss_at_every_seed(tuned):
+    root, _, _ = tuned
+    runs = records(root, "runs")
+    assert all(r["status"] == "done" and r["run"]["train"]["lr_sweep"] == RATES for r in runs)
+    for encoding in ("nope", "rope"):
+        mine = [r for r in runs if r["encoding"] == encoding]
+        sweep = {r["run"]["train"]["lr"]: r["learning_curve"]["val_loss"][-1] for r in mine if r["seed"] == 0}
+        assert sorted(sweep) == RATES
+        best = min(sweep, key=sweep.get)  # from the records themselves
+        others = [r for r in mine if r["seed"] == 1]
+        assert len(others) == 1 and others[0]["run"]["train"]["lr"] == best
+
+
+def test_only_the_chosen_rates_runs_are_evaluated(tuned):
+    root, grid, _ = tuned
+    runs = {r["run_id"]: r for r in records(root, "runs")}
+    _, plan = load_plan(grid, Project(root))
+    assert not plan.pending and len(plan.runs) == 2 * len(RATES) + 2  # the sweeps, and seed 1 at each chosen rate
+    evaluated = {e["run_id"] for e in records(root, "evals")}
+    chosen = {r.run_id for r in plan.runs if plan.evaluations_of(r)}
+    assert evaluated == chosen and len(chosen) == 4  # seeds 0 and 1 of each encoding
+    # seed 0's run of the grid is the sweep's run at the chosen rate: one training, not two
+    assert all(runs[i]["seed"] in (0, 1) for i in chosen)
+    assert len({(runs[i]["encoding"], runs[i]["seed"]) for i in chosen}) == 4
+
+
+def test_the_board_states_the_budget_and_each_page_lists_every_rate_tried(tuned):
+    from suite.report.leaderboard import build
+    from suite.report.pages import encoding_pages
+    from suite.results.store import connect_readonly
+
+    root, _, _ = tuned
+    with connect_readonly(root / "results" / "posbench.duckdb") as con:
+        lb = build(con)
+        pages = {p["name"]: p for p in encoding_pages(con, lb)}
+    (board,) = lb.of_kind("lm")
+    assert {e.encoding for e in board.entries} == {"nope", "rope"}  # one board for both, whatever rate each chose
+    assert any("best of 3 rates" in note for note in board.notes)
+    runs = {r["run_id"]: r for r in records(root, "runs")}
+    for name in ("nope", "rope"):
+        sweep = pages[name]["sweeps"]
+        assert sorted(r["lr"] for r in sweep) == RATES and sum(r["chosen"] for r in sweep) == 1
+        for r in sweep:
+            assert r["validation_loss"] == runs[r["run_id"]]["learning_curve"]["val_loss"][-1]
+        chosen = next(r for r in sweep if r["chosen"])
+        assert chosen["validation_loss"] == min(r["validation_loss"] for r in sweep)
