@@ -44,7 +44,14 @@ def cmd_plan(args) -> int:
                       f"every seed are planned once it has chosen: {', '.join(plan.pending)}", markup=False)
     for group in plan.untunable:
         console.print(f"{group}: every learning rate of its sweep failed; it has no runs", markup=False)
-    console.print(estimate(plan.runs, plan.evaluations, grid.spec.device).headline(), markup=False)
+    whole = plan
+    if plan.pending:  # the runs that wait cost what they will whichever rate is chosen: count them too
+        from suite.plan.grid import expand
+
+        whole = expand(grid, tuned=lambda sweep: sweep[0].train.lr)
+        console.print(f"the estimate below counts the {len(whole.runs) - len(plan.runs)} run(s) that wait for their "
+                      "sweep too", markup=False)
+    console.print(estimate(whole.runs, whole.evaluations, grid.spec.device).headline(), markup=False)
     return 0
 
 

@@ -205,6 +205,19 @@ class Plan:
         return [e for e in self.evaluations if e.run.run_id == run.run_id]
 
 
+def sized(grid: Grid, recipe: TrainRecipe, size: SizeSpec) -> TrainRecipe:
+    """``recipe`` as ``size`` trains it: steps x (its weights / the grid's first size's) ** the
+    grid's ``steps_weight_exponent``, rounded (1: the same tokens per weight at every size); the
+    recipe itself at exponent 0 and at the first size."""
+    from suite.plan.estimate import matmul_params
+
+    exponent = grid.spec.steps_weight_exponent
+    if exponent == 0 or size.name == grid.sizes[0].name:
+        return recipe
+    steps = round(recipe.steps * (matmul_params(size) / matmul_params(grid.sizes[0])) ** exponent)
+    return recipe.model_copy(update={"steps": max(1, steps)})
+
+
 def trained_as(encoding: EncodingSpec, grid: Grid) -> EncodingSpec:
     return grid.trained_as[encoding.name] if encoding.trains_as else encoding
 
@@ -241,7 +254,7 @@ def expand(grid: Grid, fingerprint=None, tuned: "Chooser | None" = None) -> Plan
     for encoding, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds):
         size = grid.task_sizes.get(task.name, size)  # a task's recipe size replaces the axis (once: ids dedupe)
         kind = kind_of(task)
-        recipe, as_trained = kind.train_recipe(spec, task), trained_as(encoding, grid)
+        recipe, as_trained = sized(grid, kind.train_recipe(spec, task), size), trained_as(encoding, grid)
         if spec.tuning is not None:
             group = (as_trained.name, size.name, task.name)
             if group not in rates:

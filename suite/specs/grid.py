@@ -44,6 +44,11 @@ class GridSpec(Spec):
     # a learning-rate sweep per (encoding, size, task), chosen on validation loss (suite.plan.tuning);
     # none: the recipes' learning rates
     tuning: TuningSpec | None = None
+    # a size ladder's token budget (suite.plan.grid.sized): the first size of ``sizes`` trains each
+    # recipe's steps, every other size those steps x (its weights / the first's) ** this exponent
+    # (weights as suite.plan.estimate.matmul_params counts them): 0, the recipe's steps at every
+    # size; 1, the same tokens per weight at every size; 0.5, tokens growing as the square root
+    steps_weight_exponent: float = Field(0.0, ge=0, le=1)
     # GiB of memory on the machine that runs each piece (a cluster's GPU), for the check that a
     # training run fits (suite.plan.limits); None: this machine's RAM or GPU memory
     device_memory_gib: float | None = Field(None, gt=0)
@@ -59,6 +64,7 @@ class GridSpec(Spec):
             raise PydanticCustomError("value_error", "tuning.seed {seed} is not one of the grid's seeds {seeds}: the "
                                       "sweep's run at the chosen rate is that seed's run", {"seed": tuning.seed, "seeds": seeds})
         return tuning
+
 
     def recipe_for(self, task: str) -> TrainRecipe:
         """The training recipe of a generated task: ``task_train`` (or ``train``) with the
@@ -178,6 +184,7 @@ def load_grid(path: Path, project: Project) -> Grid:
             if found is not None:
                 loaded[axis].append(found)
     errors += _check_task_recipes(spec, doc, loaded["tasks"])
+
     task_sizes, size_errors = _load_recipe_sizes(spec, doc, path, project)
     errors += size_errors
     trained_as = {}
