@@ -19,6 +19,7 @@ from suite.report import links, plots
 from suite.report import stats
 from suite.report.findings import check_findings
 from suite.report.overview import overview
+from suite.report.scale_view import questions as scale_questions
 from suite.report.board_kinds import kind_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
 from suite.report.boards import SHARE, Board, Cell
@@ -387,6 +388,7 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
     page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=overview(lb.all, lb.runs), downloads=downloads)
     page("method.html", "method.html", battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY)
     page("coverage.html", "coverage.html", coverage=coverage_matrix(con))
+    page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)))
     scatter = no_free_lunch(lb)
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):
@@ -407,6 +409,20 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
             page(links.run_page(run["run_id"]), "run.html", "../", run=run)
     swap_in(staging, out)
     return out / "index.html"
+
+
+def size_order(runs: dict[str, dict]) -> list[str]:
+    """The sizes of the database's runs, smallest first (by their matmul weights)."""
+    from types import SimpleNamespace
+
+    from suite.plan.estimate import matmul_params
+
+    weights = {}
+    for r in runs.values():
+        spec = r.get("size_spec") or {}
+        if r["size"] not in weights and {"d_model", "n_layers", "d_ff"} <= set(spec):
+            weights[r["size"]] = matmul_params(SimpleNamespace(**spec))
+    return sorted(weights, key=lambda s: (weights[s], s))
 
 
 def swap_in(staging: Path, out: Path, attempts: int = 20) -> None:

@@ -1,0 +1,143 @@
+"""Does a ranking hold at scale? The same question's boards at each model size, compared.
+
+A *question* is one board kind's figure on one task at one recipe (language modelling at 16x,
+a task at 4x), asked at several sizes (a size ladder: grids/ladder.yaml). For each question this
+module gives:
+
+* the ranking at each size (the boards' own rank intervals, rows in the order of their means);
+* the rank agreement between each larger size and the smallest: **Kendall's tau-b** of the
+  rows' means (Kendall 1938, "A new measure of rank correlation", Biometrika 30:81-93; the b
+  variant for ties, scipy.stats.kendalltau), with a **bootstrap 95% interval** (Efron and
+  Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run,
+  so each resample draws each row's seeds with replacement at each size, independently (the
+  sizes' runs are different runs), recomputes the means and tau;
+* a label for the question's finding, its best row: **"holds at every size"** when one row is
+  first for certain (rank interval "1") at every size, **"changes at size X"** at the first
+  larger size where the smallest size's first row is not first for certain there, and
+  **"no finding"** when no row is first for certain at the smallest size.
+
+Only the rows present at every size enter tau. Pure functions of :class:`Board` objects, so a
+simulation with known true means tests them (tests/report/test_scale_view.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import fmean
+
+import numpy as np
+from scipy.stats import kendalltau
+
+from suite.report.board_types import Board
+
+BOOTSTRAP = 2000  # resamples of the interval (its percentiles move by about 0.01 between runs of 2,000)
+QUESTION_SCALE = {"lm": 16, "task": 4}  # the column each question is asked at: LM at 16x, a task at 4x
+
+
+@dataclass
+class Agreement:
+    """Kendall's tau-b between the rankings at two sizes, with its bootstrap interval."""
+
+    size: str  # the larger size, compared with the smallest
+    tau: float | None
+    lo: float | None
+    hi: float | None
+    rows: int  # the rows present at both sizes
+
+
+@dataclass
+class Question:
+    key: tuple  # (kind, task, metric, recipe without its steps)
+    title: str
+    column: str
+    sizes: list[str]
+    boards: dict[str, Board]
+    agreements: list[Agreement] = field(default_factory=list)
+    finding: str = ""  # "holds at every size", "changes at size X", "no finding"
+    leader: str | None = None  # the smallest size's row first for certain
+
+
+def per_seed(board: Board, column: str) -> dict[str, list[float]]:
+    """Each row's per-seed values at ``column`` (the unit of replication: one training run each)."""
+    return {e.encoding: [v for v in e.per_seed.get(column, {}).values() if v is not None and math.isfinite(v)]
+            for e in board.entries}
+
+
+def tau_of(a: dict[str, float], b: dict[str, float], lower_is_better: bool) -> float | None:
+    """Kendall's tau-b between two rankings given as row -> mean (the rows both have)."""
+    rows = sorted(set(a) & set(b))
+    if len(rows) < 3:
+        return None
+    sign = -1 if lower_is_better else 1  # the same direction either way: only the order matters
+    result = kendalltau([sign * a[r] for r in rows], [sign * b[r] for r in rows])
+    return None if math.isnan(result.statistic) else float(result.statistic)
+
+
+def agreement(small: dict[str, list[float]], large: dict[str, list[float]], size: str, lower_is_better: bool,
+              resamples: int = BOOTSTRAP, seed: int = 0) -> Agreement:
+    """tau between the means at two sizes, and its percentile bootstrap interval over seeds."""
+    rows = sorted(r for r in set(small) & set(large) if small[r] and large[r])
+    means = lambda values: {r: fmean(values[r]) for r in rows}  # noqa: E731
+    tau = tau_of(means(small), means(large), lower_is_better) if rows else None
+    if tau is None:
+        return Agreement(size, None, None, None, len(rows))
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        a = {r: float(np.mean(rng.choice(small[r], len(small[r])))) for r in rows}
+        b = {r: float(np.mean(rng.choice(large[r], len(large[r])))) for r in rows}
+        t = tau_of(a, b, lower_is_better)
+        if t is not None:
+            draws.append(t)
+    lo, hi = (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))) if draws else (None, None)
+    return Agreement(size, tau, lo, hi, len(rows))
+
+
+def first_for_certain(board: Board) -> str | None:
+    """The row whose rank interval is "1" (ahead of every other, Holm-corrected), if one is."""
+    for e in board.entries:
+        cell = e.cells.get("rank")
+        if cell is not None and cell.text == "1":
+            return e.encoding
+    return None
+
+
+def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
+    """The questions asked at two sizes or more, from ranked per-scale boards (lm and task kinds),
+    their sizes in ``size_order`` (smallest first)."""
+    grouped: dict[tuple, dict[str, Board]] = defaultdict(dict)
+    for board in boards:
+        scale = QUESTION_SCALE.get(board.kind)
+        if scale is None or scale not in (board.scales or []) or board.size not in size_order:
+            continue
+        key = (board.kind, board.task, board.metric, board.train_len, _without_steps(board.recipe))
+        grouped[key][board.size] = board
+    out = []
+    for key, by_size in grouped.items():
+        sizes = [s for s in size_order if s in by_size]
+        if len(sizes) < 2:
+            continue
+        kind, task, metric = key[:3]
+        column = f"s{QUESTION_SCALE[kind]}"
+        q = Question(key, f"{task}: {metric} at {QUESTION_SCALE[kind]}x", column, sizes, by_size)
+        smallest = by_size[sizes[0]]
+        lower = bool(smallest.lower_is_better)
+        base = per_seed(smallest, column)
+        q.agreements = [agreement(base, per_seed(by_size[s], column), s, lower) for s in sizes[1:]]
+        q.leader = first_for_certain(smallest)
+        if q.leader is None:
+            q.finding = "no finding: no row is first for certain at the smallest size"
+        else:
+            changed = next((s for s in sizes[1:] if first_for_certain(by_size[s]) != q.leader), None)
+            q.finding = "holds at every size" if changed is None else f"changes at size {changed}"
+        out.append(q)
+    return sorted(out, key=lambda q: q.key[:3])
+
+
+def _without_steps(recipe: str | None) -> str | None:
+    """A board's recipe label without its steps, which a size ladder scales with the size."""
+    if not recipe:
+        return recipe
+    return ", ".join(part for part in recipe.split(", ") if "steps" not in part)
