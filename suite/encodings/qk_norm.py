@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -45,6 +46,9 @@ class QKNormNoPE(PositionalEncoding):
 
     Params = QKNormParams
     per_layer = True  # the authors' q_norm and k_norm belong to each attention layer
+    # a DroPE child of a RoPE parent adds these, at their initial ones, as the authors load the
+    # RoPE weights with strict=False (suite.training.fit.start_from_parent)
+    added_state: ClassVar[tuple[str, ...]] = ("q_norm.weight", "k_norm.weight")
     cacheable = True  # a per-token map: the same for every id at every scale
 
     def __init__(self, params: QKNormParams, dims: ModelDims):

@@ -411,8 +411,11 @@ def _state_shapes(encoding: EncodingSpec, dims) -> dict:
     impl = encoding.implementation()
     with torch.device("meta"):  # shapes only: nothing is allocated
         module = impl(encoding.resolved_params(), dims)
-    own = getattr(impl, "calibrated_state", ())  # searched on the parent's weights (LongRoPE), not loaded
-    return {"per_layer": impl.per_layer, **{k: tuple(v.shape) for k, v in module.state_dict().items() if k not in own}}
+    # searched on the parent's weights (LongRoPE) or added at their initial values (DroPE's QK-norm): not loaded
+    own = (*getattr(impl, "calibrated_state", ()), *getattr(impl, "added_state", ()))
+    state = {k: tuple(v.shape) for k, v in module.state_dict().items() if k not in own}
+    # whether the encoding is one module per layer matters only to the weights that are loaded
+    return {"per_layer": impl.per_layer, **state} if state else {}
 
 
 def _check_span(grid: Grid, doc) -> list:

@@ -103,12 +103,13 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
 
 def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:
     """The parent's weights in the child's model, strictly (the grid check,
-    suite.plan.grid._check_extensions, has made sure they fit) but for what a calibrating
-    encoding adds, which the parent cannot have (LongRoPE's searched factors)."""
+    suite.plan.grid._check_extensions, has made sure they fit) but for what the child's encoding
+    adds, which the parent cannot have: a calibrating encoding's searched state (LongRoPE's
+    factors) and an encoding's ``added_state`` (DroPE's QK-norm gains, left at their initial ones)."""
     if not parent_checkpoint.is_file():
         raise FileNotFoundError(f"the parent's checkpoint {parent_checkpoint} is missing: train the parent first")
     own = {f"encodings.{i}.{name}" for i, enc in enumerate(module.model.encodings)
-           for name in getattr(enc, "calibrated_state", ())}
+           for name in (*getattr(enc, "calibrated_state", ()), *getattr(enc, "added_state", ()))}
     missing, unexpected = module.model.load_state_dict(load_checkpoint(parent_checkpoint).model.state_dict(), strict=False)
     if unexpected or set(missing) - own:
         raise RuntimeError(f"the parent's weights do not fit the child: missing {sorted(set(missing) - own)}, "

@@ -126,3 +126,30 @@ def test_two_workers_divide_a_grid_with_children_and_train_each_run_once(tiny_gr
         assert logs.count(f"extrapolation {e.scale}x as {e.encoding.name}: bpb=") == 1, e.label
     assert all(json.loads(run_path(project, r).read_text())["status"] == "done" for r in plan.runs)
     assert not list(project.claims.glob("*.json"))
+
+
+def test_a_drope_qk_norm_child_loads_the_rope_weights_and_adds_its_gains_at_ones(tiny_grid, project_root, tmp_path):
+    """DroPE's QK-norm variant as a child of a RoPE parent (SakanaAI/DroPE loads the RoPE weights
+    with strict=False, the norms it adds left at their ones): every weight of the parent in
+    the child, the q and k gains of every layer at ones, before the child's first step."""
+    from suite.training.fit import start_from_parent
+    from suite.training.module import LanguageModel
+
+    grid = extension_grid(tiny_grid, "drope-qk", extension={"parent": "rope", "encodings": ["nope-qk-norm"],
+                                                            "factor": 1, "steps": 5, "lr": 1.0e-3, "label": "drope"})
+    plan = expand(load_grid(grid, Project(project_root)))
+    (child,) = [r for r in plan.runs if r.parent is not None]
+    parent = fit(child.parent, tmp_path, progress_bar=False)
+    module = LanguageModel(child.to_dict())
+    start_from_parent(module, parent.checkpoint)
+    theirs = parent.module.model.state_dict()
+    mine = module.model.state_dict()
+    added = {k for k in mine if k.endswith(("q_norm.weight", "k_norm.weight"))}
+    assert len(added) == 2 * module.model.cfg.n_layers
+    assert all(torch.equal(mine[k], torch.ones_like(mine[k])) for k in added)
+    assert set(mine) - added == set(theirs)
+    assert all(torch.equal(mine[k], theirs[k]) for k in theirs)
+    # and it trains from there, as a grid runs it
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    child_record = json.loads(run_path(Project(project_root), child).read_text())
+    assert child_record["status"] == "done" and child_record["lineage"]
