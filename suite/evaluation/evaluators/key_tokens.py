@@ -13,10 +13,12 @@ score a token x_i of a text x by an evaluator model's
 beta (alpha = 2, beta = -2: ``find_key_token``'s defaults), and report the compared model's
 perplexity on the key tokens only, LongPPL = exp(-(1/|key|) sum_{i in key} log p_model(x_i | x_{<i})).
 
-Their evaluator is a large LLM (Qwen2-72B-Instruct in the paper) with K = 4096 against texts of
-up to 32k tokens, and the short context is shared by ``sliding_window`` tokens (1024) to save
-forwards; in their offline mode the evaluator picks the key tokens once and every compared model
-is scored on them. This evaluator is that offline mode at PosBench's scale:
+Their evaluator is a large LLM (Qwen2-72B-Instruct, Mistral Large 2 or Llama-3.1-8B: the key
+tokens their repository ships) with K = 4096 against texts of up to 32,768 tokens (``perplexity.py``'s
+``--trunc-len`` and ``--max-length``), and the short context is shared by ``sliding_window`` tokens
+(1024) to save forwards (their code cannot run with 1: its ``.squeeze()`` makes a one-token mask
+0-d); in their offline mode the evaluator picks the key tokens once and every compared model is
+scored on them. This evaluator is that offline mode at PosBench's scale:
 
 * the evaluator model is a fixed reference the project trains (``grids/key-token-reference.yaml``:
   RoPE, size tiny, trained at 1024 = the longest length evaluated, so its long context needs no
@@ -110,7 +112,7 @@ class Reference(_Strict):
     encoding: str = Field(max_length=100)
     size: str = Field(max_length=100)
     seed: int = Field(ge=0)
-    train: dict[str, int | float | bool]  # the recipe as trained (suite.specs.TrainRecipe's fields)
+    train: dict[str, int | float | bool | str]  # the recipe as trained (suite.specs.TrainRecipe's fields set)
     bpb: float | None = Field(None, ge=0, le=8)  # its own bits per byte at its length, for the record
 
 
@@ -182,7 +184,7 @@ def read_key_tokens(path: Path) -> KeyTokenFile:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KeyTokenFileError(f"{path}: not JSON ({exc})") from None
     try:
-        return KeyTokenFile.model_validate(doc, strict=False)
+        return KeyTokenFile.model_validate(doc, strict=True)  # no "5" for 5, no true for 1
     except ValidationError as exc:
         problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise KeyTokenFileError(f"{path}: {problems}") from None
