@@ -18,7 +18,7 @@ from suite.data.corpus import load_corpus
 from suite.evaluation.base import EvalContext
 from suite.evaluation.evaluators import key_tokens as kt
 from suite.evaluation.evaluators.extrapolation import evaluation_span
-from suite.evaluation.evaluators.key_tokens import (ALPHA, BETA, KeyTokenFileError, KeyTokens, choose_key_tokens,
+from suite.evaluation.evaluators.key_tokens import (ALPHA, AUTHORS_ALPHA, AUTHORS_BETA, BETA, BYTES_PER_TOKEN, KeyTokenFileError, KeyTokens, choose_key_tokens,
                                                      key_token_mask, read_key_tokens, short_log_probs)
 from suite.plan.grid import load_plan
 from suite.specs import Project
@@ -30,8 +30,11 @@ GOLDEN = json.loads((REPO / "tests" / "golden" / "key-tokens.json").read_text())
 L, TOKENS = 16, 1024  # helpers' models train at 16; the span is a multiple of every eval length
 
 
-def test_the_thresholds_are_the_authors_defaults():
-    assert (ALPHA, BETA) == (GOLDEN["defaults"]["alpha"], GOLDEN["defaults"]["beta"]) == (2, -2)
+def test_the_thresholds_are_the_authors_defaults_alpha_per_byte():
+    """Their per-token alpha, a quarter of it per byte (about 4 bytes per token of their
+    evaluators' tokenizers); their beta as it is (see suite.evaluation.evaluators.key_tokens)."""
+    assert (AUTHORS_ALPHA, AUTHORS_BETA) == (GOLDEN["defaults"]["alpha"], GOLDEN["defaults"]["beta"]) == (2, -2)
+    assert (ALPHA, BETA) == (AUTHORS_ALPHA / BYTES_PER_TOKEN, AUTHORS_BETA) == (0.5, -2)
 
 
 @pytest.mark.parametrize("case", range(len(GOLDEN["cases"])))
