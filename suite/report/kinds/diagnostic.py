@@ -18,8 +18,10 @@ class DiagnosticBoard(ScaleBoardKind):
     name = "diagnostic"
     heading = "Diagnostics"
     blurb = ("What the models do beyond their scores, each its own board and never part of one: attention-sink "
-             "rate and strength (Gu et al. 2025), the first token's mean attention over the queries that see it, "
-             "at each multiple of the training length. Not ranked.")
+             "rate and strength (Gu et al. 2025), the first token's mean attention over the queries that see it; "
+             "and key-token bits per byte (Fang et al. 2025, offline), the loss on the bytes a fixed reference "
+             "predicts much better with long context than with the last L bytes, at each multiple of the "
+             "training length. Not ranked.")
     order = 3
     ranked = False
     unranked_note = "A diagnostic: not ranked, and with no better direction."
