@@ -13,7 +13,7 @@ def cmd_validate(args) -> int:
     """Check spec files; without --import no code from outside the package runs."""
     import contextlib
 
-    from suite.plan.grid import check_grid
+    from suite.plan.checks import check_grid
     from suite.core.registry import no_imports
     from suite.plan.limits import unchecked
     from suite.specs import validate_path

@@ -103,7 +103,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
 
 def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:
     """The parent's weights in the child's model, strictly (the grid check,
-    suite.plan.grid._check_extensions, has made sure they fit) but for what the child's encoding
+    suite.plan.checks._check_extensions, has made sure they fit) but for what the child's encoding
     adds, which the parent cannot have: a calibrating encoding's searched state (LongRoPE's
     factors) and an encoding's ``added_state`` (DroPE's QK-norm gains, left at their initial ones)."""
     if not parent_checkpoint.is_file():
