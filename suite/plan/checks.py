@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 
 from suite.plan.evaluators import EVALUATORS
-from suite.plan.grid import trained_as
 from suite.plan.task_kinds import kind_of
 from suite.specs import EncodingSpec, Grid, SizeSpec
 
