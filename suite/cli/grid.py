@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from suite.cli.common import console, err_console, ingest_and_render, load_grid_plan, project_of, quiet_libraries
+from suite.cli.common import (console, err_console, ingest_and_render, load_grid_plan, project_of, quiet_libraries,
+                              sweep_chooser)
 
 
 def cmd_plan(args) -> int:
@@ -85,7 +86,7 @@ def cmd_run(args) -> int:
         return code
     while plan.pending:  # a tuned grid: the sweeps just trained choose the rates of the runs that waited
         waiting = len(plan.pending)
-        _, plan = load_plan(Path(args.grid), project)
+        _, plan = load_plan(Path(args.grid), project, tuned=sweep_chooser(project))
         if len(plan.pending) >= waiting:
             break  # a sweep that did not finish (a failure without a record): its group stays pending
         console.print(f"learning rates chosen for {waiting - len(plan.pending)} group(s): their runs at every seed")

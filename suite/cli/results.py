@@ -6,7 +6,7 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from suite.cli.common import console, ingest_records, project_of, render_site
+from suite.cli.common import console, ingest_records, project_of, render_site, sweep_chooser
 
 
 def cmd_ingest(args) -> int:
@@ -66,7 +66,7 @@ def cmd_publish(args) -> int:
     project = project_of(args)
     plans = {}
     for grid in args.grids:
-        loaded, plan = load_plan(Path(grid), project)
+        loaded, plan = load_plan(Path(grid), project, tuned=sweep_chooser(project))  # a tuned grid's chosen runs too
         plans[loaded.spec.name] = plan
     out = (project.root / args.out).resolve()
     done = publish(project, plans, out)

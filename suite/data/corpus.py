@@ -60,6 +60,10 @@ class CorpusSource:
 
     needs_dataset = False  # True: the spec names a dataset (and only such a source takes one)
 
+    # the spec's fields that say where the corpus lies on this machine, not what it holds: left out
+    # of a run's id, which holds the content's fingerprint (suite.plan.grid.task_content)
+    location_fields: tuple[str, ...] = ()
+
     def fingerprint(self, spec: CorpusSpec) -> str:
         """The content hash of :meth:`load`'s corpus, without building it (what ``plan`` needs)."""
         raise NotImplementedError

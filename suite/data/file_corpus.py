@@ -122,6 +122,8 @@ class Stdlib(_Files):
 class Folder(_Files):
     """A folder of text files, ``path`` relative to the task file."""
 
+    location_fields = ("path",)  # made absolute when the task is read: a checkout's, not the files'
+
     def root(self, spec):
         return Path(spec.path)
 

@@ -66,13 +66,15 @@ def recipe_content(train: TrainRecipe) -> dict:
 
 
 def task_content(task: TaskSpec) -> dict:
-    """The task as it enters a run's id. A folder corpus's ``path`` is left out: it is where the
-    files lie on this machine (made absolute when the task is read), and their content is in the
+    """The task as it enters a run's id. Its corpus source's ``location_fields`` (a folder's
+    ``path``) are left out: where the files lie on this machine, while their content is in the
     run's ``data_fingerprint`` already, so a fresh clone in another folder, or ``verify`` of a
-    published run, plans the same id. No published run has a folder corpus, so no id changes."""
+    published run, plans the same id. No published run reads a folder, so no id changes."""
+    from suite.data.corpus import source_of
+
     content = task.model_dump(exclude={"name", "description", "paper"})
-    if task.corpus is not None and task.corpus.kind == "folder":
-        content["corpus"] = {k: v for k, v in content["corpus"].items() if k != "path"}
+    located = set(source_of(task.corpus).location_fields)
+    content["corpus"] = {k: v for k, v in content["corpus"].items() if k not in located}
     return content
 
 
@@ -298,30 +300,16 @@ def children(grid: Grid, runs: dict[str, TrainingRun]) -> list[TrainingRun]:
     return out
 
 
-def load_plan(path, project) -> tuple[Grid, Plan]:
-    """Load, check and expand a grid; every problem is raised at once as SpecErrors."""
-    from suite.specs import load_grid
+def load_plan(path, project, tuned: "Chooser | None" = None) -> tuple[Grid, Plan]:
+    """Load, check and expand a grid; every problem is raised at once as SpecErrors. ``tuned``:
+    a tuned grid's chooser of each group's learning rate from its sweep's records
+    (suite.cli.common.sweep_chooser); without one, a tuned grid plans its sweeps alone."""
     from suite.core.yamldoc import SpecErrors
-
     from suite.plan.checks import check_grid
+    from suite.specs import load_grid
 
     grid = load_grid(path, project)
     errors = check_grid(grid)
     if errors:
         raise SpecErrors(errors)
-    return grid, expand(grid, tuned=sweep_chooser(project) if grid.spec.tuning is not None else None)
-
-
-def sweep_chooser(project) -> Chooser:
-    """A tuned grid's chooser, reading the sweep runs' records in ``project``'s results."""
-    from suite.plan.tuning import chooser
-    from suite.results.records import RecordError, read_record
-
-    def read(run_id: str):
-        path = project.runs / f"{run_id}.json"
-        try:
-            return read_record(path, "training_run") if path.is_file() else None
-        except RecordError:
-            return None  # unreadable: redone like a missing one (suite.results.records.status_of)
-
-    return chooser(read)
+    return grid, expand(grid, tuned=tuned)

@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
+from suite.core.curves import VALIDATION_FIGURES
 from suite.specs import TrainRecipe
-
-VALIDATION_FIGURES = ("val_loss", "heldout_loss")  # the learning-curve figures a sweep is chosen on
 
 
 def swept(recipe: TrainRecipe, lrs: Iterable[float], lr: float) -> TrainRecipe:

@@ -20,6 +20,7 @@ from suite.report import stats
 from suite.report.findings import check_findings
 from suite.report.overview import overview
 from suite.report.scale_view import questions as scale_questions
+from suite.report.sweeps import lr_sweeps, size_order
 from suite.report.board_kinds import kind_of
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE
 from suite.report.boards import SHARE, Board, Cell
@@ -134,35 +135,6 @@ def no_free_lunch(lb: Leaderboard) -> str | None:
 
 
 # -- pages -----------------------------------------------------------------------------------------------------
-
-
-def lr_sweeps(con) -> dict[str, list[dict]]:
-    """Every learning rate a tuned grid tried (suite.plan.tuning), by encoding as trained: each sweep
-    run's size, task, rate, validation loss and status, and whether it is the rate chosen (the
-    run that was evaluated). Every variant, so no best-of-N is hidden."""
-    from suite.plan.tuning import VALIDATION_FIGURES
-
-    rows = _dicts(con, """
-        SELECT r.run_id, r.encoding, r.size, r.task, r.seed, r.status, r.learning_curve,
-               CAST(json_extract(r.run, '$.train.lr') AS DOUBLE) AS lr,
-               json_extract(r.run, '$.train.lr_sweep') AS lr_sweep,
-               EXISTS (SELECT 1 FROM evaluations e WHERE e.run_id = r.run_id) AS chosen
-        FROM runs r
-        WHERE json_extract(r.run, '$.train.lr_sweep') IS NOT NULL
-          AND json_type(json_extract(r.run, '$.train.lr_sweep')) = 'ARRAY'
-        ORDER BY r.encoding, r.size, r.task, r.seed, lr""")
-    rates = defaultdict(set)  # the sweep is the seed that has several rates; the other seeds have the chosen one
-    for r in rows:
-        rates[(r["encoding"], r["size"], r["task"], r["seed"])].add(r["lr"])
-    out: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        if len(rates[(r["encoding"], r["size"], r["task"], r["seed"])]) < 2:
-            continue
-        curve = json.loads(r.pop("learning_curve") or "{}")
-        figure = next((curve[n][-1] for n in VALIDATION_FIGURES if curve.get(n)), None)
-        sweep = json.loads(r.pop("lr_sweep"))
-        out[r["encoding"]].append({**r, "validation_loss": figure, "budget": len(sweep)})
-    return out
 
 
 def encoding_pages(con, lb: Leaderboard) -> list[dict]:
@@ -409,20 +381,6 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
             page(links.run_page(run["run_id"]), "run.html", "../", run=run)
     swap_in(staging, out)
     return out / "index.html"
-
-
-def size_order(runs: dict[str, dict]) -> list[str]:
-    """The sizes of the database's runs, smallest first (by their matmul weights)."""
-    from types import SimpleNamespace
-
-    from suite.plan.estimate import matmul_params
-
-    weights = {}
-    for r in runs.values():
-        spec = r.get("size_spec") or {}
-        if r["size"] not in weights and {"d_model", "n_layers", "d_ff"} <= set(spec):
-            weights[r["size"]] = matmul_params(SimpleNamespace(**spec))
-    return sorted(weights, key=lambda s: (weights[s], s))
 
 
 def swap_in(staging: Path, out: Path, attempts: int = 20) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from suite.cli.main import main
+from suite.cli.common import sweep_chooser
 from suite.plan.grid import load_plan
 from suite.specs import Project
 
@@ -37,7 +38,7 @@ def tuned(tmp_path_factory, text_folder):
         "scales": [1, 2], "train": {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2},
         "eval": {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False},
         "tuning": {"lr": RATES, "seed": 0}})
-    before = load_plan(grid, Project(root))[1]
+    before = load_plan(grid, Project(root), tuned=sweep_chooser(Project(root)))[1]
     assert main(["--root", str(root), "run", str(grid), "--quiet", "--no-site"]) == 0
     return root, grid, before
 
@@ -65,7 +66,7 @@ def test_each_encoding_gets_the_rate_of_its_lowest_validation_loss_at_every_seed
 def test_only_the_chosen_rates_runs_are_evaluated(tuned):
     root, grid, _ = tuned
     runs = {r["run_id"]: r for r in records(root, "runs")}
-    _, plan = load_plan(grid, Project(root))
+    _, plan = load_plan(grid, Project(root), tuned=sweep_chooser(Project(root)))
     assert not plan.pending and len(plan.runs) == 2 * len(RATES) + 2  # the sweeps, and seed 1 at each chosen rate
     evaluated = {e["run_id"] for e in records(root, "evals")}
     chosen = {r.run_id for r in plan.runs if plan.evaluations_of(r)}
