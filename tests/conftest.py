@@ -29,12 +29,21 @@ def write_yaml(path: Path, data) -> Path:
     return path
 
 
+def copy_specs(root: Path, text_folder: Path | None = None) -> Path:
+    """``root`` made a project: copies of the shipped encodings/, sizes/, tasks/ and grids/, and
+    with ``text_folder`` a task ``local`` of language modelling on it."""
+    for folder in ("encodings", "sizes", "tasks", "grids"):
+        shutil.copytree(REPO / folder, root / folder)
+    if text_folder is not None:
+        write_yaml(root / "tasks" / "local.yaml",
+                   {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
+    return root
+
+
 @pytest.fixture
 def project_root(tmp_path: Path) -> Path:
     """A project root holding copies of the shipped encodings/, sizes/, tasks/ and grids/."""
-    for folder in ("encodings", "sizes", "tasks", "grids"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
-    return tmp_path
+    return copy_specs(tmp_path)
 
 
 @pytest.fixture(scope="session")

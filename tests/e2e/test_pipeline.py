@@ -22,7 +22,7 @@ from suite.results.store import ingest
 from suite.training.checkpoints import load_checkpoint
 from suite.training.fit import fit
 
-from tests.conftest import REPO, write_yaml
+from tests.conftest import REPO, copy_specs, write_yaml
 
 
 def runs_of(grid_path: Path, root: Path):
@@ -99,11 +99,7 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on(tiny_grid, project_root,
 @pytest.fixture(scope="module")
 def finished_grid(tmp_path_factory, text_folder):
     """A real `posbench run` of a two-encoding grid, shared by the tests below."""
-    root = tmp_path_factory.mktemp("e2e")
-    for folder in ("encodings", "sizes", "tasks", "grids"):
-        shutil.copytree(REPO / folder, root / folder)
-    write_yaml(root / "tasks" / "local.yaml",
-               {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
+    root = copy_specs(tmp_path_factory.mktemp("e2e"), text_folder)
     enc = (root / "encodings" / "alibi.yaml")
     enc.write_text(enc.read_text().replace("display_name: ALiBi", "display_name: \"ALiBi <script>alert(1)</script>\""))
     grid = write_yaml(root / "grids" / "e2e.yaml", {

@@ -25,14 +25,9 @@ def records(root: Path, folder: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory, text_folder):
-    from tests.conftest import REPO, write_yaml
-    import shutil
+    from tests.conftest import copy_specs, write_yaml
 
-    root = tmp_path_factory.mktemp("tuned")
-    for folder in ("encodings", "sizes", "tasks", "grids"):
-        shutil.copytree(REPO / folder, root / folder)
-    write_yaml(root / "tasks" / "local.yaml",
-               {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
+    root = copy_specs(tmp_path_factory.mktemp("tuned"), text_folder)
     grid = write_yaml(root / "grids" / "tuned.yaml", {
         "name": "tuned", "encodings": ["nope", "rope"], "sizes": ["tiny"], "tasks": ["local"], "seeds": [0, 1],
         "scales": [1, 2], "train": {"steps": 20, "batch_size": 4, "seq_len": 32, "warmup_steps": 2},
