@@ -220,3 +220,16 @@ def test_a_grid_records_key_bpb_at_every_scale(project_root, text_folder):
     assert [(r[0], r[1], r[2]) for r in rows] == [(e, s, st) for e in ("alibi", "nope")
                                                   for s, st in ((1, "not_applicable"), (2, "ok"))]
     assert all(r[3] > 0 and r[4] > 0 for r in rows if r[2] == "ok")
+
+
+@pytest.mark.parametrize("file", ["/etc/passwd", "../../etc/passwd", "tasks/key_tokens/../../secrets.json",
+                                  "tasks/key_tokens/{task.__class__}.json", "results/runs/x.json"])
+def test_a_setting_from_a_record_names_no_path_outside_the_key_token_folder(file):
+    """Settings travel in records from anyone (verify re-runs them): the file is one of the
+    project's key-token files or the settings are refused before anything is read."""
+    import pydantic
+
+    from suite.evaluation.evaluators.key_tokens import KeyTokenSettings
+
+    with pytest.raises(pydantic.ValidationError):
+        KeyTokenSettings.model_validate({"file": file})

@@ -201,15 +201,18 @@ def read_key_tokens(path: Path) -> KeyTokenFile:
 
 
 def key_token_path(file: str, task: str, evaluation) -> Path:
-    """The settings' ``file`` with ``{task}`` filled in; a relative one is in the project of the
-    evaluation's encoding spec (the folder holding ``encodings/``), else the working directory."""
+    """The settings' ``file`` with ``{task}`` filled in, in the project of the evaluation's encoding
+    spec (the folder holding ``encodings/``), else the working directory; inside its
+    ``tasks/key_tokens/`` or refused."""
     from suite.specs import spec_project_root
 
-    path = Path(file.format(task=task))
-    if path.is_absolute():
-        return path
+    path = Path(file.replace("{task}", task))  # no str.format: a setting from a record is not a format string
     source = getattr(evaluation.encoding, "source", "") or getattr(evaluation.run.encoding, "source", "")
-    return (spec_project_root(Path(source)) if source else Path.cwd()) / path
+    root = (spec_project_root(Path(source)) if source else Path.cwd()).resolve()
+    resolved = (root / path).resolve()
+    if path.is_absolute() or not resolved.is_relative_to(root / "tasks" / "key_tokens"):
+        raise KeyTokenFileError(f"{file}: a key-token file lies in the project's tasks/key_tokens/")
+    return resolved
 
 
 # --- the evaluator ------------------------------------------------------------------------------
@@ -232,7 +235,9 @@ def key_bits(bits: torch.Tensor, indices: list[int]) -> tuple[float, int, float 
 
 
 class KeyTokenSettings(Settings):
-    file: str = Field("tasks/key_tokens/{task}.json", max_length=500)  # relative: to the project root
+    # relative to the project root, under tasks/key_tokens/: a setting travels in records from anyone
+    # (verify re-runs them), so it names one of the project's key-token files, never any other path
+    file: str = Field("tasks/key_tokens/{task}.json", pattern=r"^tasks/key_tokens/(\{task\}|[A-Za-z0-9_-]{1,100})\.json$")
     tokens: int = Field(16384, gt=0)  # the evaluation span's budget: must be the file's
     batch_size: int = Field(8, gt=0)
 
