@@ -55,7 +55,7 @@ give those dimensions, ``partial_exponent: head_dim``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Literal
 
 import torch
@@ -75,6 +75,9 @@ class RotaryParams:
     beta_slow: float = 1.0  # YaRN: frequencies doing < beta_slow rotations in L are interpolated
     low_freq_factor: float = 1.0  # Llama 3 (Meta's defaults)
     high_freq_factor: float = 4.0
+    # a static scaling's factor at every length, short texts too ("always on": Qwen's static YaRN
+    # config, rope_scaling factor 4); None: the evaluation scale s. Left out of ids at None.
+    factor: float | None = field(default=None, metadata={"hash_default": False})
 
     def __post_init__(self):
         if self.base <= 1:
@@ -85,6 +88,8 @@ class RotaryParams:
             raise ValueError("beta_fast must be greater than beta_slow")
         if self.high_freq_factor <= self.low_freq_factor:
             raise ValueError("high_freq_factor must be greater than low_freq_factor")
+        if self.factor is not None and (self.factor < 1 or self.scaling in ("none", *DYNAMIC)):
+            raise ValueError("factor fixes a static scaling's factor (pi, ntk, yarn, ...) at 1 or more")
 
 
 @dataclass(frozen=True)
@@ -246,7 +251,9 @@ class Rotary(PositionalEncoding):
         return SCALINGS[rule](self.params, self.shape, self.rotation_factor() if factor is None else factor)
 
     def rotation_factor(self) -> float:
-        return self.scale
+        """The evaluation scale s, or the spec's fixed ``factor`` at every length (always on)."""
+        fixed = getattr(self.params, "factor", None)  # subclasses with params of their own have none
+        return self.scale if fixed is None else fixed
 
     def cos_sin(self, seq_len: int, device) -> tuple[torch.Tensor, torch.Tensor]:
         """Cached [n >= seq_len, r/2] tables (attention factor included), grown lazily to

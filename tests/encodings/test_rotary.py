@@ -193,3 +193,23 @@ def test_partial_head_dim_exponent_gives_the_frequencies_of_full_rope():
     """partial_exponent: head_dim (no reference library has it): the first r/2 frequencies of full RoPE."""
     enc = rotary(16, fraction=0.25, partial_exponent="head_dim")
     torch.testing.assert_close(enc.frequencies()[0], default_inv_freq(16, 10000)[:2], **F64)
+
+
+@pytest.mark.parametrize("scale", [1, 2, 16])
+def test_an_always_on_factor_applies_the_references_factor_at_every_length(scale):
+    """yarn-static4 (Qwen's static rope_scaling): transformers' YaRN at factor 4 (tests/golden/yarn.json's
+    factor-4 case) whatever the evaluation length, 1x included, where yarn follows the length."""
+    (case,) = [c for c in golden("yarn")["cases"] if c["factor"] == 4.0]
+    enc = encoding("yarn-static4", dims(head_dim=case["head_dim"], train_len=case["train_len"]), base=case["base"],
+                   beta_fast=case["beta_fast"], beta_slow=case["beta_slow"])
+    enc.set_scale(scale)
+    check_applied(enc, case)
+    plain = encoding("yarn", dims(head_dim=case["head_dim"], train_len=case["train_len"]), base=case["base"])
+    plain.set_scale(scale)
+    assert (plain.frequencies()[1] == 1.0) == (scale == 1)  # at 1x yarn applies nothing; the always-on one does
+
+
+def test_a_fixed_factor_is_refused_where_it_means_nothing():
+    for scaling in ("none", "dynamic_yarn"):
+        with pytest.raises(ValueError, match="factor fixes"):
+            RotaryParams(scaling=scaling, factor=4.0)

@@ -45,7 +45,7 @@ def test_unknown_key_and_param_name_file_line_and_suggestion(tmp_path):
     path.write_text(path.read_text().replace("display: x\n", ""))
     errs = errors_of(load_encoding, path)
     assert errs == [f"{path}:8: params.scalng: unknown parameter (did you mean 'scaling'?); "
-                    "valid: base, fraction, partial_exponent, scaling, beta_fast, beta_slow, low_freq_factor, high_freq_factor"]
+                    "valid: base, fraction, partial_exponent, scaling, beta_fast, beta_slow, low_freq_factor, high_freq_factor, factor"]
 
 
 def test_bad_param_type_and_value_are_reported_on_their_lines(tmp_path):
