@@ -50,8 +50,8 @@ def test_cached_decoding_equals_the_whole_window(name, scale):
 
 # contextual positions, randomized evaluation ids, rectified distances, xPos's span-centred decay, PaTH's
 # transforms (a new token's changes what every earlier key looks like to later queries), GRAPE-AP's and
-# GRAPE-M-ctx's reading of the layer's input (the logits hook), Canon layers' convolutions over earlier tokens
-NOT_CACHEABLE = {"canon-nope", "cope", "cope-nodiv", "dual-chunk", "grape-ap", "grape-m-ctx", "path", "path-fox", "randomized",
+# GRAPE-M-ctx's and MLA's reading of the layer's input (the logits hook), Canon layers' convolutions over earlier tokens
+NOT_CACHEABLE = {"canon-nope", "cope", "cope-nodiv", "dual-chunk", "grape-ap", "grape-m-ctx", "mla", "path", "path-fox", "randomized",
                  "randomized-arange", "rerope", "rerope-leaky", "self-extend", "streaming-llm", "string", "xpos"}
 
 
