@@ -34,9 +34,11 @@ Remainder = Literal["learned_bias", "query_value"]
 @dataclass(frozen=True)
 class StickBreakingParams:
     # where what is left of the stick goes: a learned per-head vector (the authors' trained layer)
-    # or the query's own value (the kernel's test harness). Both fields are in the run id.
-    remainder: Remainder = "learned_bias"
-    group_norm: bool = True  # each head's output normalised (GroupNorm, H groups) before the output projection
+    # or the query's own value (the kernel's test harness). Both fields are in the run id (issue 36:
+    # the runs recorded before them, as params {}, have other ids); their defaults are what those
+    # runs computed, so a record's {} still reads as the layer it trained.
+    remainder: Remainder = "query_value"
+    group_norm: bool = False  # each head's output normalised (GroupNorm, H groups) before the output projection
 
     def __post_init__(self):
         if self.remainder not in ("learned_bias", "query_value"):

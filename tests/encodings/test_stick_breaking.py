@@ -12,10 +12,13 @@ from __future__ import annotations
 import pytest
 import torch
 
+from suite.encodings.stick_breaking import StickBreakingParams
 from suite.modeling.kv_cache import KVCache
 from suite.modeling.model import Attention, AttentionPath, ModelConfig, attend, recorded_attention
 
-from tests.encodings.helpers import build_model, dims, encoding, golden
+from suite.plan.grid import encoding_content
+
+from tests.encodings.helpers import build_model, dims, encoding, golden, spec
 
 
 def reference_inputs():
@@ -149,3 +152,14 @@ def test_the_model_trains_it_on_the_explicit_path(name, parameters):
     idx = torch.randint(0, 256, (2, 16))
     model(idx).logsumexp(-1).mean().backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
+
+
+def test_both_variants_have_new_ids_and_the_defaults_are_the_old_layer():
+    """Runs recorded before issue 36 hold ``params: {}`` under the name stick-breaking and were
+    the harness's variant: no new spec may share their id (records carry the name), and {}
+    still resolves to the layer they trained."""
+    old = {"impl": "stick_breaking", "params": {}}
+    contents = [encoding_content(spec(n)) for n in ("stick-breaking", "stick-breaking-harness")]
+    assert old not in contents and contents[0] != contents[1]
+    assert spec("stick-breaking-harness").resolved_params() == StickBreakingParams()
+    assert spec("stick-breaking").resolved_params() == StickBreakingParams(remainder="learned_bias", group_norm=True)
