@@ -5,9 +5,9 @@ Two variants of what becomes of the stick's remainder (what the keys before a qu
 - ``remainder: learned_bias, group_norm: true``: the layer the authors train and released
   (IBM/dolomite-engine@a250945f, ``dolomite_engine/hf_models/modeling_utils/sequence_mixer_blocks/
   stickbreaking_attention.py``, ``SBAttention``): the remainder weighs a learned per-head vector
-  ``head_bias`` [H, Dh], zeros at the start (line 76), ``o + rem * head_bias`` (line 106), and
-  each head's output is normalised by ``GroupNorm(H, H * Dh)`` (line 77: eps 1e-5, a weight and
-  a bias per channel) before the output projection (lines 108-113);
+  ``head_bias`` [H, Dh], zeros at the start (line 76; without weight decay), ``o + rem * head_bias``
+  (line 106), and each head's output is normalised by ``GroupNorm(H, H * Dh)`` (line 77: eps 1e-5,
+  a weight and a bias per channel) before the output projection (lines 108-113);
 - ``remainder: query_value, group_norm: false``: the kernel's test harness
   (shawntan/stickbreaking-attention@3147a38, ``tests/test_attn.py``'s ``ref_fwd``: ``o + rem * v``,
   the remainder to the query's own value), no normalisation.
@@ -82,7 +82,10 @@ class StickBreaking(PositionalEncoding):
         super().__init__(params, dims)
         H, Dh = dims.n_heads, dims.head_dim
         if params.remainder == "learned_bias":
-            self.head_bias = nn.Parameter(torch.zeros(H, Dh))  # SBAttention's head_bias: zeros at the start
+            # SBAttention's head_bias [H, Dh], zeros at the start; held flat so that the trainer, which
+            # decays the weights of 2 dims and more (suite/training/module.py), leaves it undecayed as the
+            # authors' optimizer does (dolomite_engine/optimization/params_group.py: names ending in "bias")
+            self.head_bias = nn.Parameter(torch.zeros(H * Dh))
         if params.group_norm:
             self.norm = nn.GroupNorm(H, H * Dh)  # SBAttention's norm: eps 1e-5, weight ones, bias zeros
         self._rest: list[torch.Tensor] = []  # the remainders [B, H, Tq] of this forward's chunks, for gate
@@ -114,7 +117,7 @@ class StickBreaking(PositionalEncoding):
         the heads' outputs side by side [B * T, H * Dh] (lines 108-111); y [B, H, T, Dh]."""
         B, H, T, Dh = y.shape
         if self.params.remainder == "learned_bias":
-            y = y + self._take_rest(y)[..., None] * self.head_bias[:, None, :].to(y.dtype)
+            y = y + self._take_rest(y)[..., None] * self.head_bias.view(H, 1, Dh).to(y.dtype)
         if self.params.group_norm:
             y = self.norm(y.transpose(1, 2).reshape(B * T, H * Dh)).view(B, T, H, Dh).transpose(1, 2)
         return y

@@ -95,7 +95,7 @@ def trained_layer():
         # SBAttention's c_attn rows are [q | k | v] per head (view(B, T, H, 3 Dh), chunk(3)); ours [Q | K | V]
         attn.qkv.weight.copy_(f64("c_attn").view(H, 3, Dh, D).transpose(0, 1).reshape(3 * D, D))
         attn.out.weight.copy_(f64("c_proj"))
-        enc.head_bias.copy_(f64("head_bias"))
+        enc.head_bias.copy_(f64("head_bias").flatten())  # [H, Dh], held flat (out of weight decay)
         enc.norm.weight.copy_(f64("norm_weight"))
         enc.norm.bias.copy_(f64("norm_bias"))
     assert (enc.norm.num_groups, enc.norm.eps, enc.norm.affine) == (g["group_norm"]["groups"], g["group_norm"]["eps"], True)
@@ -149,6 +149,7 @@ def test_the_model_trains_it_on_the_explicit_path(name, parameters):
     assert all(p == AttentionPath.EXPLICIT for p in model.paths)
     assert {n.split(".", 1)[1] for n, _ in model.encodings.named_parameters()} == parameters
     assert len(model.encodings) == model.cfg.n_layers
+    assert all(p.dim() < 2 for p in model.encodings.parameters())  # the trainer decays none of them, as the authors'
     idx = torch.randint(0, 256, (2, 16))
     model(idx).logsumexp(-1).mean().backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
