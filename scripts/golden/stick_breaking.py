@@ -1,4 +1,5 @@
-"""Golden values for stick-breaking attention, computed by its authors' PyTorch reference.
+"""Golden values for stick-breaking attention as the kernel's test harness computes it (the spec
+stick-breaking-harness; the layer the authors train is scripts/golden/stick_breaking_dolomite.py).
 
 Reference: shawntan/stickbreaking-attention at commit 3147a38 (the stored snapshot's HEAD),
 ``stickbreaking_attention/sb_ref.py``, function ``stickbreaking(q, k, v, mask, cum_weight)``
@@ -15,7 +16,7 @@ Regenerate with (the reference file fetched at that commit into a folder):
     git clone https://github.com/shawntan/stickbreaking-attention /tmp/sb && git -C /tmp/sb checkout 3147a38
     .venv/bin/python scripts/golden/stick_breaking.py /tmp/sb/stickbreaking_attention/sb_ref.py
 
-which writes tests/golden/stick-breaking.json.
+which writes tests/golden/stick-breaking-harness.json.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "stick-breaking.json"
+OUT = Path(__file__).resolve().parents[2] / "tests" / "golden" / "stick-breaking-harness.json"
 HEADS, HEAD_DIM, T = 3, 8, 20
 
 

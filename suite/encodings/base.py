@@ -14,7 +14,7 @@ hook                                        acts on                         used
 ``decay(x)``                                log forget gates [B, H, T]      Forgetting Transformer
 ``sink()``                                  per-head sink logits [H]        gpt-oss attention sinks
 ``normalize(scores, q0, k0)``               logits -> weights, not softmax  stick-breaking attention
-``gate(y, x)``                              attention output [B, H, T, Dh]  gated attention
+``gate(y, x)``                              attention output [B, H, T, Dh]  gated attention, stick-breaking
 ``canon(site, h)``                          a block's hidden states [B,T,C]  Canon layers
 ==========================================  ==============================  ========================
 
@@ -261,7 +261,10 @@ class PositionalEncoding(nn.Module):
         before the output projection) modulated by the layer's (normalised) input x [B, T, D] of
         the same tokens: gated attention's Y' = Y * sigmoid(X W_theta) (Qiu et al. 2025, "Gated
         Attention for Large Language Models", gate position G1). A token's gate reads its
-        own input alone, so it keeps the attention path and a key/value cache exact."""
+        own input alone, so it keeps the attention path and a key/value cache exact. The model
+        calls it once per layer and forward, after every chunk of that layer's queries went
+        through :meth:`normalize` (stick-breaking attention keeps each query's remainder there
+        for its gate: the authors' learned bias and per-head GroupNorm)."""
         return y
 
     def canon(self, site: str, h: torch.Tensor) -> torch.Tensor:

@@ -76,6 +76,9 @@ class Gated(PositionalEncoding):
         super().__init__(params, dims)
         inner_cls = inner_class(params.inner)
         self.inner = inner_cls(inner_cls.Params(**params.inner_params), dims)
+        if "gate" in self.inner.active_hooks():  # this gate would replace the inner one, not follow it
+            raise ValueError(f"inner: {params.inner!r} with these inner_params acts at the gate hook itself "
+                             "(stick-breaking's learned bias and norm); a gated encoding cannot wrap it")
         width = dims.n_heads * (dims.head_dim if params.kind == "elementwise" else 1)
         self.gate_proj = nn.Linear(dims.d_model, width, bias=False)
         nn.init.normal_(self.gate_proj.weight, std=params.init_std)

@@ -93,3 +93,14 @@ def test_wrapped_in_a_schedule_and_a_temperature_the_gate_stays():
     enc = temperature(temperature.Params(inner="gated", inner_params=gated["params"], kind="ssmax"),
                       ModelDims(32, 4, 8, 2, 16, layer=0))
     assert "gate" in type(enc).hooks() and "gate" in enc.active_hooks()
+
+
+def test_an_encoding_with_a_gate_of_its_own_is_refused():
+    """Stick-breaking as its authors train it acts at the gate (its bias and norm): the gate
+    would replace that, not follow it, so it is refused; the harness's variant has no gate."""
+    gated = ENCODINGS.get("gated")
+    with pytest.raises(ValueError, match="inner: 'stick_breaking'.*gate hook itself"):
+        gated(gated.Params(inner="stick_breaking", inner_params={"remainder": "learned_bias"}), CFG.dims)
+    harness = gated(gated.Params(inner="stick_breaking", inner_params={"remainder": "query_value", "group_norm": False}),
+                    CFG.dims)
+    assert harness.active_hooks() == {"normalize", "gate"}
