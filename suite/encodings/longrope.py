@@ -79,7 +79,7 @@ class LongRopeParams:
                 raise ValueError(f"{name} must be >= 1")
         if self.parents_size > self.population_size:
             raise ValueError("parents_size must not exceed population_size (the authors' assertion)")
-        if not 1e-4 <= self.list_step < 1:  # the search tells candidates apart to 1e-6
+        if not 1e-4 <= self.list_step < 1:  # finer grids near np.allclose's 1e-5 relative tolerance (the history's equality)
             raise ValueError("list_step must be in [1e-4, 1)")
 
 

@@ -9,11 +9,14 @@ them. The constraints are the paper's: lambda_i >= 1, non-decreasing in i (lower
 are interpolated no less than higher ones), each value on a grid of step ``list_step``
 within [1, 1 + s]. Mutation redraws each factor with probability 0.3 between its
 neighbours; crossover takes each factor of the second parent with probability 0.3 x 0.5.
-A candidate already scored is never scored again (the authors' ``history``).
+A candidate already scored is never scored again (the authors' ``history``: a candidate is
+"already scored" when ``np.allclose`` to one in it, as their ``Individual.__eq__`` compares).
 
 This is a re-implementation, not a copy: the authors score candidates on several GPUs
 through sockets; here one process scores them in turn, so the loss of a candidate is
-known at once instead of when its queue is joined (the populations are the same).
+known at once instead of when its queue is joined (the populations are the same). Checked
+against the authors' ``DimMonoGeneticAlgorithm`` itself, run with a fixed loss in place of its
+evaluators (scripts/golden/longrope_search.py): the same candidates in the same order.
 """
 
 from __future__ import annotations
@@ -50,27 +53,34 @@ class DimMonoSearch:
         self.fitness, self.scale, self.p = fitness, float(scale), params
         self.rng = np.random.RandomState(seed)
         self.history: list[np.ndarray] = []
-        self._keys: set[tuple] = set()
-
-    @staticmethod
-    def key(factors: np.ndarray) -> tuple:
-        # the authors compare with np.allclose against every earlier candidate; values on a grid
-        # of step >= 1e-4 are equal to 1e-6 exactly when allclose, and a set finds them at once
-        return tuple(np.round(factors, 6).tolist())
+        self._made = np.empty((0, 0))  # the history as rows, with room to grow
 
     def seen(self, factors: np.ndarray) -> bool:
-        return self.key(factors) in self._keys
+        """Whether ``factors`` was scored already, as the authors test it: ``Individual(new) in
+        history`` runs ``item.__eq__(new)`` on every earlier candidate, i.e. ``np.allclose(item,
+        new)`` (tolerance 1e-8 + 1e-5 |new|). A key rounded to 6 decimals is not the same: it
+        tells apart values a few 1e-6 off the list_step grid that allclose calls equal (the
+        golden's near-grid start)."""
+        if not self.history:
+            return False
+        made = self._made[: len(self.history)]
+        return bool(np.isclose(made, factors[None, :]).all(axis=1).any())
 
     def score(self, factors: np.ndarray) -> Candidate:
+        n = len(self.history)
+        if n == len(self._made):  # double the rows: appending one at a time would copy them all each time
+            self._made = np.concatenate([self._made.reshape(n, len(factors)), np.empty((max(n, 64), len(factors)))])
+        self._made[n] = factors
         self.history.append(factors)
-        self._keys.add(self.key(factors))
         return Candidate(factors, float(self.fitness(factors)))
 
     def mutate(self, parent: Candidate) -> Candidate:
         step = self.p.list_step
         top = np.arange(1.0, 1.0 + self.scale + step, step).max()  # the authors' evo_list.max()
         new = parent.factors
-        while self.seen(new) or not monotone(new):
+        # the authors test the history first; both tests are pure (no random draw), so the cheap
+        # one first gives the same answer
+        while not monotone(new) or self.seen(new):
             for dim in range(len(new)):
                 if self.rng.rand() < 0.3:
                     low = 1.0 if dim == 0 else new[dim - 1]
@@ -91,7 +101,7 @@ class DimMonoSearch:
                     new = new.copy()
                     if self.rng.rand() < 0.5:
                         new[i] = second.factors[i]
-                    if self.seen(new) or not monotone(new):
+                    if not monotone(new) or self.seen(new):
                         continue
                     return self.score(new)
         return None
