@@ -49,7 +49,16 @@ def _device(value: str) -> str:
     return value
 
 
+def _paths(value: str) -> str:
+    # a model whose layers take different attention paths reports them joined by '+', in the
+    # order of suite.modeling.model.AttentionPath (a hybrid schedule: "fused+float_mask")
+    if not all(is_name(part) for part in value.split("+")):
+        raise ValueError(f"{value!r} is not an attention path (spec names joined by '+')")
+    return value
+
+
 Name = Annotated[str, AfterValidator(_name)]
+Paths = Annotated[str, AfterValidator(_paths)]
 Text = Annotated[str, StringConstraints(max_length=500)]
 Number = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=2**53)]
@@ -72,7 +81,7 @@ class BenchMetric(_Strict):
 class BenchRow(_Strict):
     encoding: Name
     display_name: Text
-    attention_path: Name
+    attention_path: Paths
     n_params: Count
     metrics: list[BenchMetric] = Field(max_length=1000)
 

@@ -227,6 +227,25 @@ def test_check_bench_accepts_what_bench_writes_and_names_the_file():
         read_bench_record(path)
 
 
+def test_check_bench_accepts_a_hybrid_schedules_attention_paths_and_nothing_else_joined():
+    """A model whose layers take different paths (SWAN-GPT's global NoPE layer fused, its windowed
+    RoPE layers on the float mask) is benched as "fused+float_mask"; the checks read that, and
+    refuse a joined value with a part that is no name."""
+    from suite.modeling.model import ModelConfig
+
+    from tests.encodings.helpers import build_model
+
+    model = build_model("swan-gpt", cfg=ModelConfig(d_model=32, n_layers=4, n_heads=4, d_ff=64, train_len=64))
+    record = bench_record()
+    record["rows"][1]["attention_path"] = model.path_name
+    assert model.path_name == "fused+float_mask"
+    assert check_bench(record)["rows"][1]["attention_path"] == "fused+float_mask"
+    for bad in ("fused+../x", "fused+", "+fused", "fused float_mask"):
+        record["rows"][1]["attention_path"] = bad
+        with pytest.raises(ValueError, match="attention_path"):
+            check_bench(record)
+
+
 def test_the_bench_writes_the_schema_version_the_checks_read():
     from suite.bench.run import BENCH_SCHEMA_VERSION as WRITTEN
 
