@@ -50,7 +50,7 @@ import torch
 from torch import nn
 
 from suite.encodings.base import ENCODINGS, ModelDims, PositionalEncoding
-from suite.encodings.rotary import default_inv_freq, rotate_half_split
+from suite.encodings.rotary import cos_sin_tables, default_inv_freq, rotate_half_split
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,7 @@ class MLA(PositionalEncoding):
         key = (str(device), dtype)
         cached = self._tables.get(key)
         if cached is None or cached[0].shape[0] < end:
-            n = max(end, 1 << (end - 1).bit_length())
-            angles = torch.arange(n, dtype=torch.float64)[:, None] * self.inv_freq[None, :]
-            cached = self._tables[key] = (angles.cos().to(device, dtype), angles.sin().to(device, dtype))
+            cached = self._tables[key] = cos_sin_tables(self.inv_freq, end, device, dtype)
         return cached
 
     def turn(self, v: torch.Tensor, start: int) -> torch.Tensor:

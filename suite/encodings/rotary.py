@@ -213,6 +213,15 @@ SCALINGS: dict[str, Callable[[RotaryParams, RotaryShape, float], Frequencies]] =
 DYNAMIC: dict[str, str] = {"dynamic_ntk": "ntk", "dynamic_yarn": "yarn"}  # the static rule each follows per query
 
 
+def cos_sin_tables(inv_freq: torch.Tensor, end: int, device, dtype=torch.float32,
+                   attention_factor: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin [n, r/2] of p theta_i (times ``attention_factor``) for positions p < n, n = end
+    rounded up to a power of two (so that a cache of them grows seldom); computed in float64."""
+    n = max(end, 1 << (end - 1).bit_length())
+    angles = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None, :]  # [n, r/2]
+    return tuple((t * attention_factor).to(device, dtype) for t in (angles.cos(), angles.sin()))
+
+
 def rotate_half_split(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """Rotate pairs (i, i + r/2) of the first r = 2 * cos.shape[-1] dims of x [..., T, Dh]."""
     half = cos.shape[-1]
@@ -261,11 +270,8 @@ class Rotary(PositionalEncoding):
         key = (self.rotation_factor(), str(device))
         cached = self._tables.get(key)
         if cached is None or cached[0].shape[0] < seq_len:
-            n = max(seq_len, 1 << (seq_len - 1).bit_length())
             inv_freq, attention_factor = self.frequencies()
-            angles = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None, :]  # [n, r/2]
-            cached = tuple((t * attention_factor).float().to(device) for t in (angles.cos(), angles.sin()))
-            self._tables[key] = cached
+            cached = self._tables[key] = cos_sin_tables(inv_freq, seq_len, device, attention_factor=attention_factor)
         return cached
 
     def rotate(self, q, k, q_pos, k_pos):
