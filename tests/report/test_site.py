@@ -73,13 +73,14 @@ class Results:
         return record
 
     def evaluate(self, run: dict, metrics: list[dict], encoding: str | None = None, scale: int | None = 1,
-                 evaluator: str = "extrapolation") -> dict:
+                 evaluator: str = "extrapolation", settings: dict | None = None) -> dict:
         self.count += 1
         encoding = encoding or run["encoding"]
         record = {
             "schema_version": SCHEMA_VERSION, "kind": "evaluation", "eval_id": f"{self.count:016x}",
             "run_id": run["run_id"], "evaluation": {"encoding": spec(encoding)}, "evaluator": evaluator,
-            "settings": {"battery": "offline"} if evaluator == "glue" else {}, "scale": scale, "encoding": encoding,
+            "settings": settings if settings is not None else {"battery": "offline"} if evaluator == "glue" else {},
+            "scale": scale, "encoding": encoding,
             "content": {"encoding": {"params": SPECS[encoding]["params"]}},
             "display_name": SPECS[encoding]["display_name"], "family": SPECS[encoding]["family"],
             "paper": f"{encoding} paper", "trained_as": run["encoding"], "checkpoint_level": evaluator == "glue",

@@ -11,6 +11,7 @@ from statistics import fmean
 from suite.report.board_kinds import BOARD_KINDS, BoardKind
 from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, seed_cell,
                                       slug)
+from suite.report import stats
 from suite.report.board_types import Board, Cell, Column, Entry
 from suite.report.figures import Sources
 from suite.results.rows import board_of, metric_info
@@ -116,7 +117,7 @@ def glue_boards(selected: dict[tuple, list[dict]], runs: dict, entries_of_run: d
     first_setting = {}
     for key, at in sorted(finished.items(), key=lambda kv: (kv[1], kv[0][3].settings if kv[0][3] else "")):
         first_setting.setdefault(key[:3], key[3])
-    boards = []
+    boards, of_setting = [], {}
     for (size, trained_on, recipe, setting), rows in sorted(groups.items(), key=lambda kv: (
             kv[0][0], kv[0][1], kv[0][2] != first.get(kv[0][:2]), kv[0][2].label if kv[0][2] else "",
             kv[0][3] != first_setting.get(kv[0][:3]), kv[0][3].settings if kv[0][3] else "")):
@@ -130,9 +131,50 @@ def glue_boards(selected: dict[tuple, list[dict]], runs: dict, entries_of_run: d
         id_parts = [recipe.slug if recipe is not None and recipe != first.get((size, trained_on)) else None,
                     setting.slug if setting is not None and setting != first_setting[(size, trained_on, recipe)] else None]
         id_part = "-".join(p for p in id_parts if p) or None
-        boards.append(_glue_board(slug(GlueBoard.name, size, trained_on, id_part), title, size, trained_on, rows,
-                                  entries_of_run, chances))
+        board = _glue_board(slug(GlueBoard.name, size, trained_on, id_part), title, size, trained_on, rows,
+                            entries_of_run, chances)
+        boards.append(board)
+        of_setting[board.id] = ((size, trained_on, recipe), setting)
+    name_left_out(boards, of_setting)
     return boards
+
+
+def tasks_at_chance(board: Board) -> list[str]:
+    """The board's tasks on which no row is better than chance beyond its interval (its value, with
+    one seed): the site's own test of a column at chance (suite.report.stats.all_at_chance)."""
+    out = []
+    for col in board.columns:
+        if col.group != "task" or col.chance is None:
+            continue
+        intervals = [e.cells[col.key].interval for e in board.entries if e.cells[col.key].interval is not None]
+        if intervals and stats.all_at_chance(intervals, col.chance, False):
+            out.append(col.key.split(":", 1)[1])
+    return out
+
+
+def board_tasks(board: Board) -> list[str]:
+    return [c.key.split(":", 1)[1] for c in board.columns if c.group == "task"]
+
+
+def name_left_out(boards: list[Board], of_setting: dict[str, tuple]) -> None:
+    """On a board whose setting fine-tunes some of the battery's tasks, name the tasks it leaves out
+    and, where a board of the same checkpoints' recipe fine-tunes them, whether they sit at chance
+    there (the reason a grid leaves a task out: a task no backbone learns averages noise in)."""
+    for board in boards:
+        group, setting = of_setting[board.id]
+        if setting is None or not setting.tasks:
+            continue
+        mine = set(board_tasks(board))
+        for other in boards:
+            if other is board or of_setting[other.id][0] != group or not mine < set(board_tasks(other)):
+                continue
+            at_chance = set(tasks_at_chance(other))
+            left = [t for t in board_tasks(other) if t not in mine]
+            said = [f"{t} ({'at chance' if t in at_chance else 'not at chance'} there)" for t in left]
+            board.notes.append(f"This setting fine-tunes {len(mine)} of the {len(mine) + len(left)} tasks of the board "
+                               f"'{other.title}' ({other.id}), on the same checkpoints' recipe; it leaves out "
+                               f"{', '.join(said)}, so its overall score is the mean of its own {len(mine)} tasks.")
+            break
 
 
 def _glue_board(board_id, title, size, trained_on, rows, entries_of_run, chances) -> Board:
@@ -163,4 +205,9 @@ def _glue_board(board_id, title, size, trained_on, rows, entries_of_run, chances
             cell, values = seed_cell(by_entry[enc].get(task, []), False)
             entry.cells[col.key], entry.per_seed[col.key] = cell, values
     rank_and_warn(board, "glue_score")
+    at_chance = tasks_at_chance(board)
+    if at_chance and len(at_chance) < len(names):
+        board.notes.append(f"At chance on this board: {', '.join(at_chance)}. No row is better than chance beyond its "
+                           "interval on these tasks, so they measure nothing here and the overall score averages "
+                           "them in; a grid that fine-tunes the tasks learned above chance leaves them out.")
     return board
