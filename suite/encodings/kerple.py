@@ -64,10 +64,16 @@ class Kerple(PositionalEncoding):
         self.r2 = nn.Parameter(torch.rand(dims.n_heads) * r2_scale)  # [H]
 
     def project(self) -> None:
-        """Clamp r1, r2 into their box in place, as the authors' forward does (``param.data.clamp``)."""
-        with torch.no_grad():
-            self.r1.clamp_(min=EPS)
-            self.r2.clamp_(EPS, 2.0 if self.params.kernel == "power" else None)
+        """Clamp r1, r2 into their box in place, as the authors' forward does (``param.data.clamp``).
+
+        Through ``.data``, as theirs: that leaves the parameters' autograd version alone. The
+        FlexAttention path asks for the bias once per layer (the float-mask path once per
+        forward), so a clamp that bumped the version would break the backward of the layers
+        before it: on an H200, the power kernel's r2, saved by ``pow``, stopped its training
+        ("modified by an inplace operation"). After a forward's first clamp the later ones
+        change no value, so every layer sees the same r1, r2."""
+        self.r1.data.clamp_(min=EPS)
+        self.r2.data.clamp_(EPS, 2.0 if self.params.kernel == "power" else None)
 
     def relative_bias(self, distance):  # [V] -> [H, V]
         self.project()

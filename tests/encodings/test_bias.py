@@ -144,6 +144,29 @@ def test_kerple_still_learns_from_the_bound():
     assert enc.r1.grad[0] != 0 and enc.r2.grad[1] != 0
 
 
+RELATIVE_LEARNED = ["kerple-log", "kerple-power", "t5"]  # relative biases with trained parameters
+
+
+@pytest.mark.parametrize("name", RELATIVE_LEARNED)
+def test_a_relative_bias_asked_for_once_per_layer_still_has_a_backward(name):
+    """FlexAttention's path (suite.modeling.flex) asks for the relative bias in every layer of one
+    forward. An in-place change of a parameter between those calls broke the backward of KERPLE's
+    power kernel on an H200 (tests/modeling/test_flex_gradients_cuda.py); this is that pattern on
+    the CPU: three layers' tables in one graph, the gradient the sum of three single ones."""
+    enc = encoding(name, dims(head_dim=8, n_heads=2))
+    with torch.no_grad():
+        for p in enc.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+            p.abs_()  # inside KERPLE's box, so the clamps change nothing and one call's gradient is a third
+    distance = torch.arange(0, 12)
+    sum(enc.relative_bias(distance).square().sum() for _ in range(3)).backward()
+    three = [p.grad.clone() for p in enc.parameters()]
+    enc.zero_grad()
+    enc.relative_bias(distance).square().sum().backward()
+    for g3, g1 in zip(three, (p.grad for p in enc.parameters())):
+        torch.testing.assert_close(g3, 3 * g1)
+
+
 # -- FIRE: the paper's appendix listing, as mcleish7/arithmetic runs it ------------------------------
 
 
