@@ -202,6 +202,13 @@ class PositionalEncoding(nn.Module):
         """Evaluation scale s (eval length = s x train length); 1 during training."""
         self.scale = float(scale)
 
+    def no_weight_decay(self) -> frozenset[str]:
+        """Names of this encoding's parameters that take no weight decay whatever their shape
+        (timm's ``no_weight_decay`` convention). The trainer decays parameters of two or more
+        dimensions (suite.training.module): a learned spectrum kept per head is 2-D, and would be
+        decayed where the same spectrum shared by the heads is not."""
+        return frozenset()
+
     # -- the hooks ------------------------------------------------------------
     def positions(self, length: int, device: torch.device) -> torch.Tensor:
         return torch.arange(length, device=device)

@@ -106,6 +106,12 @@ class GrapeM(PositionalEncoding):
 
         return turned(q, q_pos), turned(k, k_pos)
 
+    def no_weight_decay(self) -> frozenset[str]:
+        # One rule for the spectrum, shared ([d/2]) or per head ([H, d/2]). The authors decay every
+        # parameter but RMSNorm's (model-architectures/GRAPE optim_utils.py, weight_decay 0.01);
+        # the trainer leaves 1-D parameters undecayed, so the shared spectrum never was here.
+        return frozenset({"log_freq"})
+
 
 # -- GRAPE-A ------------------------------------------------------------------------
 

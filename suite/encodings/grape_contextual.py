@@ -199,6 +199,9 @@ class GrapeMContextual(PositionalEncoding):
             self.omega_proj.weight.zero_()
             self.omega_proj.bias.fill_(softplus_inverse(params.init_omega))
 
+    def no_weight_decay(self) -> frozenset[str]:
+        return frozenset({"log_freq"})  # as GrapeM's: one rule for the shared and the per-head spectrum
+
     def phase(self, x: torch.Tensor) -> torch.Tensor:
         """Phi [B, H|1, T] (float32 at least) of the layer's input x [B, T, D]."""
         omega = torch.sigmoid(_float32_at_least(self.omega_proj(x)) / self.params.omega_scale)  # [B, T, H|1]

@@ -78,6 +78,9 @@ class RopeMixed(PositionalEncoding):
     cacheable = True  # a token's rotation depends on its own position id alone
     continuous_positions = True  # the angle t f takes any real t
 
+
+    def no_weight_decay(self) -> frozenset[str]:
+        return frozenset({"freqs"})  # the authors' no_weight_decay; flat, so the trainer's rule agrees
     def __init__(self, params: RopeMixedParams, dims: ModelDims):
         super().__init__(params, dims)
         if dims.head_dim % 2:

@@ -13,9 +13,22 @@ import torch.nn.functional as F
 
 from suite.core.runtime import warmup_cosine
 from suite.data.synthetic_train import IGNORE
+from suite.encodings.base import PositionalEncoding
 from suite.modeling.build import build_model, run_model_config
 from suite.plan.grid import TrainingRun
 
+
+def weight_decay_groups(module: torch.nn.Module) -> tuple[list[torch.nn.Parameter], list[torch.nn.Parameter]]:
+    """(decayed, undecayed) parameters, each in ``named_parameters`` order: the weights of two or
+    more dimensions are decayed (GPT-2's and nanoGPT's rule), norms, biases and 1-D positional
+    parameters are not, nor any parameter an encoding names in ``no_weight_decay`` (a spectrum
+    learned per head is 2-D, and takes the same rule as the spectrum shared by the heads)."""
+    exempt = {id(p) for m in module.modules() if isinstance(m, PositionalEncoding)
+              for n, p in m.named_parameters() if n in m.no_weight_decay()}
+    decay, no_decay = [], []
+    for _, p in module.named_parameters():
+        (decay if p.dim() >= 2 and id(p) not in exempt else no_decay).append(p)
+    return decay, no_decay
 
 class LanguageModel(L.LightningModule):
     def __init__(self, run: dict):
@@ -39,8 +52,7 @@ class LanguageModel(L.LightningModule):
 
     def configure_optimizers(self):
         recipe = self.run.train
-        decay = [p for n, p in self.named_parameters() if p.dim() >= 2]
-        no_decay = [p for n, p in self.named_parameters() if p.dim() < 2]
+        decay, no_decay = weight_decay_groups(self)
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
                                  {"params": no_decay, "weight_decay": 0.0}], lr=recipe.lr, betas=(0.9, 0.95))
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, recipe.warmup_steps, recipe.steps))
