@@ -274,14 +274,29 @@ class Rotary(PositionalEncoding):
             cached = self._tables[key] = cos_sin_tables(inv_freq, seq_len, device, attention_factor=attention_factor)
         return cached
 
+    def cos_sin_at(self, pos: torch.Tensor, end: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin [T, r/2] (float32, attention factor included) of the ids ``pos`` [T]: rows
+        of the cached tables of ``end`` > every id, or, with ``end`` None, the same float64
+        angles computed for these ids alone (the values of the table's rows: an integer id times
+        the same inverse frequencies)."""
+        if end is not None:
+            cos, sin = self.cos_sin(end, pos.device)
+            return cos[pos], sin[pos]
+        inv_freq, attention_factor = self.frequencies()
+        angles = pos.to(torch.float64)[:, None] * inv_freq.to(pos.device)[None, :]  # [T, r/2]
+        return tuple((t * attention_factor).to(torch.float32) for t in (angles.cos(), angles.sin()))
+
     def rotate(self, q, k, q_pos, k_pos):
-        cos, sin = self.cos_sin(int(torch.maximum(q_pos.max(), k_pos.max())) + 1, q.device)
+        # Compiled, no table: its length is read off the ids (int(max) + 1), a value dynamo cannot
+        # trace, so each call broke the graph and each new length recompiled (on an H200 the
+        # compiled evaluations reached dynamo's limit of 8 and ran eager). Eager, the cached table.
+        end = None if torch.compiler.is_compiling() else int(torch.maximum(q_pos.max(), k_pos.max())) + 1
         if q_pos is k_pos and q.shape == k.shape:  # self-attention: one rotation of both (fewer, larger kernels)
-            qk = rotate_half_split(torch.stack((q, k)), cos[q_pos].to(q.dtype), sin[q_pos].to(q.dtype))
+            cos, sin = self.cos_sin_at(q_pos, end)
+            qk = rotate_half_split(torch.stack((q, k)), cos.to(q.dtype), sin.to(q.dtype))
             return qk[0], qk[1]
-        q = rotate_half_split(q, cos[q_pos].to(q.dtype), sin[q_pos].to(q.dtype))
-        k = rotate_half_split(k, cos[k_pos].to(k.dtype), sin[k_pos].to(k.dtype))
-        return q, k
+        (cq, sq), (ck, sk) = self.cos_sin_at(q_pos, end), self.cos_sin_at(k_pos, end)
+        return rotate_half_split(q, cq.to(q.dtype), sq.to(q.dtype)), rotate_half_split(k, ck.to(k.dtype), sk.to(k.dtype))
 
 
 CHUNK_ELEMENTS = 1 << 24  # complex per-pair products DynamicRotary.score holds at once (128 MB)

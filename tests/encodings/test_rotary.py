@@ -213,3 +213,21 @@ def test_a_fixed_factor_is_refused_where_it_means_nothing():
     for scaling in ("none", "dynamic_yarn"):
         with pytest.raises(ValueError, match="factor fixes"):
             RotaryParams(scaling=scaling, factor=4.0)
+
+
+@pytest.mark.parametrize("name", ["rope", "yarn", "rope-partial", "rope-llama3"])
+def test_compiled_rope_has_no_graph_break_and_rotates_as_eager(name):
+    """Compiled (torch.compile, fullgraph: a graph break is an error), the rotation computes its
+    angles per id instead of reading a table whose length depends on the ids' values; the
+    result is the eager table's, bit for bit, for self-attention and for a query block over
+    earlier keys (the KV cache's shape), at an evaluation scale that changes the frequencies."""
+    enc = encoding(name, dims(head_dim=16, n_heads=2))
+    enc.set_scale(4)
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 2, 24, 16), torch.randn(2, 2, 24, 16)
+    pos, q_pos, k_pos = torch.arange(5, 29), torch.arange(20, 24), torch.arange(0, 24)
+    torch._dynamo.reset()
+    compiled = torch.compile(enc.rotate, backend="eager", fullgraph=True)
+    for args in ((q, k, pos, pos), (q[..., :4, :], k, q_pos, k_pos)):
+        for got, expected in zip(compiled(*args), enc.rotate(*args)):
+            assert torch.equal(got, expected)
