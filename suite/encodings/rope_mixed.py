@@ -78,9 +78,6 @@ class RopeMixed(PositionalEncoding):
     cacheable = True  # a token's rotation depends on its own position id alone
     continuous_positions = True  # the angle t f takes any real t
 
-
-    def no_weight_decay(self) -> frozenset[str]:
-        return frozenset({"freqs"})  # the authors' no_weight_decay; flat, so the trainer's rule agrees
     def __init__(self, params: RopeMixedParams, dims: ModelDims):
         super().__init__(params, dims)
         if dims.head_dim % 2:
@@ -88,6 +85,9 @@ class RopeMixed(PositionalEncoding):
         spectrum = default_inv_freq(dims.head_dim, params.base).float()  # [d/2]: RoPE's frequencies
         # flat [H * d/2]: one dimension, so the trainer does not decay it (the authors' no_weight_decay)
         self.freqs = nn.Parameter(spectrum.repeat(dims.n_heads))
+
+    def no_weight_decay(self) -> frozenset[str]:
+        return frozenset({"freqs"})  # the authors' no_weight_decay; flat, so the trainer's rule agrees
 
     def turn(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         """x [..., H, T, d] with each head's pairs (i, i + d/2) turned by the angles of ``pos`` [T]."""

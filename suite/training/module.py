@@ -30,6 +30,7 @@ def weight_decay_groups(module: torch.nn.Module) -> tuple[list[torch.nn.Paramete
         (decay if p.dim() >= 2 and id(p) not in exempt else no_decay).append(p)
     return decay, no_decay
 
+
 class LanguageModel(L.LightningModule):
     def __init__(self, run: dict):
         """``run`` is :meth:`TrainingRun.to_dict` (plain data, so the checkpoint rebuilds it anywhere)."""
