@@ -8,10 +8,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from statistics import fmean
 
+from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS, BoardKind
 from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, seed_cell,
                                       slug)
-from suite.report import stats
 from suite.report.board_types import Board, Cell, Column, Entry
 from suite.report.figures import Sources
 from suite.results.rows import board_of, metric_info
@@ -143,17 +143,23 @@ def tasks_at_chance(board: Board) -> list[str]:
     """The board's tasks on which no row is better than chance beyond its interval (its value, with
     one seed): the site's own test of a column at chance (suite.report.stats.all_at_chance)."""
     out = []
-    for col in board.columns:
-        if col.group != "task" or col.chance is None:
-            continue
+    for col in task_columns(board):
         intervals = [e.cells[col.key].interval for e in board.entries if e.cells[col.key].interval is not None]
-        if intervals and stats.all_at_chance(intervals, col.chance, False):
-            out.append(col.key.split(":", 1)[1])
+        if col.chance is not None and intervals and stats.all_at_chance(intervals, col.chance, False):
+            out.append(task_of(col))
     return out
 
 
+def task_columns(board: Board) -> list[Column]:
+    return [c for c in board.columns if c.group == "task"]
+
+
+def task_of(col: Column) -> str:
+    return col.key.split(":", 1)[1]  # a task column's key is "task:<name>"
+
+
 def board_tasks(board: Board) -> list[str]:
-    return [c.key.split(":", 1)[1] for c in board.columns if c.group == "task"]
+    return [task_of(c) for c in task_columns(board)]
 
 
 def name_left_out(boards: list[Board], of_setting: dict[str, tuple]) -> None:
