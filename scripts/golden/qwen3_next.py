@@ -8,9 +8,9 @@ elsewhere), ``Qwen3NextRotaryEmbedding`` and ``apply_rotary_pos_emb`` (the first
 of them is copied into this project.
 
 Qwen3-Next's positional question is its full-attention layers' partial rotary; its other
-layers are Gated DeltaNet linear attention, a token mixer this project has no layer for, so
-no Qwen3-Next layout is shipped. The file shows that encodings/rope-partial.yaml is exactly
-the rotary of Qwen3-Next's full-attention layers (transformers' defaults; at head dimension
+layers are Gated DeltaNet linear attention (scripts/golden/gated_deltanet.py), which read no
+position. The file shows that encodings/rope-partial.yaml, the rotary inside
+encodings/qwen3-next.yaml's attention layers, is exactly the rotary of Qwen3-Next's full-attention layers (transformers' defaults; at head dimension
 64 here, 256 there: the factor, the exponent and the pairing are the same).
 
 Regenerate with (transformers goes to a scratch folder; importing the modeling module also

@@ -1,6 +1,6 @@
 """The encoding plugin contract.
 
-An encoding is a ``torch.nn.Module`` that may act at ten places in the model (hooks), each
+An encoding is a ``torch.nn.Module`` that may act at eleven places in the model (hooks), each
 with a do-nothing default, so a subclass overrides only what it uses:
 
 ==========================================  ==============================  ========================
@@ -16,6 +16,7 @@ hook                                        acts on                         used
 ``normalize(scores, q0, k0)``               logits -> weights, not softmax  stick-breaking attention
 ``gate(y, x)``                              attention output [B, H, T, Dh]  gated attention, stick-breaking
 ``canon(site, h)``                          a block's hidden states [B,T,C]  Canon layers
+``mixer(x)``                                the layer's output [B, T, D]    Gated DeltaNet (Qwen3-Next)
 ==========================================  ==============================  ========================
 
 plus ``positions(T, device)``, which says which position ids the sequence gets
@@ -32,6 +33,9 @@ difference of cumulative sums) to logit (i, j), as the Forgetting Transformer do
 (Lin et al. 2025, Eq. 5). ``logits`` also sees it: the raw logits q_i . k_j [B, H, Tq, Tk]
 replaced by the encoding's own, computed from the queries, the keys and the layer's input
 (PaTH: q_i^T H_i ... H_{j+1} k_j, a Householder-like transform per token between j and i).
+``mixer`` replaces the layer's attention altogether: a layer whose encoding has it has no
+attention (no queries, keys or values of the model's), and the encoding's token mixer maps
+the layer's normalised input to its output (Qwen3-Next's Gated DeltaNet layers).
 
 Per layer: a class with ``per_layer = True`` gets one instance per layer, each told its
 layer in ``dims.layer``, so an encoding may differ by layer (hybrid schedules such as
@@ -71,7 +75,7 @@ from torch import nn
 
 from suite.core.registry import Registry
 
-HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize", "gate", "canon")
+HOOKS = ("embed", "rotate", "bias", "logits", "score", "decay", "sink", "normalize", "gate", "canon", "mixer")
 
 
 def toeplitz_bias(fn, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
@@ -282,6 +286,14 @@ class PositionalEncoding(nn.Module):
         Models: Part 4.1") put a short causal convolution at each. It must be causal; a
         token's output depends on earlier tokens, so such an encoding is not cacheable."""
         return h
+
+    def mixer(self, x: torch.Tensor) -> torch.Tensor:
+        """The layer's output [B, T, D] from its normalised input x [B, T, D], in place of
+        attention: a token mixer that is not attention (Gated DeltaNet, Yang et al. 2025). The
+        model builds no attention for a layer with this hook, and calls no other hook there
+        but ``embed`` (at the input). It must be causal; a mixer that keeps a recurrent state
+        is not a key/value cache, so such an encoding is not cacheable."""
+        raise NotImplementedError
 
     def extra_repr(self) -> str:
         return ", ".join(f"{f.name}={getattr(self.params, f.name)!r}" for f in dataclasses.fields(self.params))

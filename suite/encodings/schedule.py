@@ -129,6 +129,9 @@ class Schedule(PositionalEncoding):
     def canon(self, site, h):
         return self.inner.canon(site, h)
 
+    def mixer(self, x):
+        return self.inner.mixer(x)
+
     def extra_repr(self) -> str:
         window = "" if self._window is None else f", window={self._window.kind} {self._window.size}"
         return f"layer={self.dims.layer}: {self.entry.impl}{window}"

@@ -31,7 +31,7 @@ def initialise(model: nn.Module, scheme: str) -> None:
     for part in (model.tok, model.blocks):
         part.apply(_gpt2_weights)
     for block in model.blocks:  # GPT-2: residual projections scaled by 1/sqrt(2 * n_layers)
-        for proj in (block.attn.out, block.mlp[2]):
+        for proj in (block.mlp[2],) if block.attn is None else (block.attn.out, block.mlp[2]):
             nn.init.normal_(proj.weight, std=GPT2_STD / math.sqrt(2 * len(model.blocks)))
 
 

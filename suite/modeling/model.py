@@ -63,12 +63,15 @@ class AttentionPath(str, enum.Enum):
     FLOAT_MASK = "float_mask"  # fused kernel with the bias, window, decay and causal mask as a float mask
     EXPLICIT = "explicit"  # softmax(q k^T) written out: contextual encodings edit the logits
     FLEX = "flex"  # FlexAttention with the relative bias as a score_mod table lookup (GPU; opt-in)
+    MIXER = "mixer"  # no attention: the encoding's token mixer in its place (the mixer hook)
 
 
 EXPLICIT_HOOKS = frozenset({"logits", "score", "sink", "normalize"})  # they edit the logits or the softmax itself
 
 
 def attention_path(hooks: frozenset[str], window: AttentionWindow | None = None) -> AttentionPath:
+    if "mixer" in hooks:
+        return AttentionPath.MIXER
     if EXPLICIT_HOOKS & hooks:
         return AttentionPath.EXPLICIT
     if "bias" in hooks or "decay" in hooks or window is not None:
@@ -213,15 +216,21 @@ class Attention(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    """A pre-LayerNorm block: attention (or, ``attention`` False, the encoding's token mixer:
+    the mixer hook) and the MLP, each on the residual stream."""
+
+    def __init__(self, cfg: ModelConfig, attention: bool = True):
         super().__init__()
         self.ln1 = nn.LayerNorm(cfg.d_model)
-        self.attn = Attention(cfg)
+        self.attn = Attention(cfg) if attention else None
         self.ln2 = nn.LayerNorm(cfg.d_model)
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x, encoding, pos, path, mask=None, chunk=None, cache=None, layer=0):
+        if self.attn is None:
+            x = x + self.drop(encoding.mixer(self.ln1(x)))
+            return x + self.drop(self.mlp(self.ln2(x)))
         if "canon" not in encoding.active_hooks():
             x = x + self.drop(self.attn(self.ln1(x), encoding, pos, path, mask, chunk, cache, layer))
             return x + self.drop(self.mlp(self.ln2(x)))
@@ -281,7 +290,9 @@ class Transformer(nn.Module):
         self.flex = False  # FlexAttention for relative biases: see use_flex_attention
         self.paths = [path_of(self.encoding_for(i)) for i in range(cfg.n_layers)]
         self.position_transform = check_transform(position_transform, first)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        # a layer whose encoding mixes tokens itself (the mixer hook) has no attention of the model's
+        self.blocks = nn.ModuleList(Block(cfg, attention="mixer" not in self.encoding_for(i).active_hooks())
+                                    for i in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         if cfg.extension_factor != 1:
             self.set_scale(1)  # a fine-tuned extension starts (and trains) at its factor
@@ -317,7 +328,8 @@ class Transformer(nn.Module):
 
     @path.setter
     def path(self, path: AttentionPath) -> None:
-        self.paths = [path] * self.cfg.n_layers
+        """Every attention layer's path; a layer without attention (the mixer hook) keeps its mixer."""
+        self.paths = [p if p is AttentionPath.MIXER else path for p in self.paths]
 
     @property
     def path_name(self) -> str:
@@ -348,7 +360,8 @@ class Transformer(nn.Module):
         shared_mask = None  # a shared encoding's mask, computed once per forward
         for i, block in enumerate(self.blocks):
             enc, path = self.encoding_for(i), self.paths[i]
-            fused = path in (AttentionPath.FUSED, AttentionPath.FLEX)  # kernels that never hold the T x T square: no chunks
+            # kernels that never hold the T x T square, and a token mixer: no chunks, no mask
+            fused = path in (AttentionPath.FUSED, AttentionPath.FLEX, AttentionPath.MIXER)
             chunk = self.query_chunk if long and not fused else None
             mask = None
             if not (fused or chunk is not None or cache is not None):

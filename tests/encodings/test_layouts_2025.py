@@ -1,7 +1,7 @@
 """The hybrid layouts 2025's models shipped, each against its reference (golden values from
 scripts/golden/<name>.py): SmolLM3's NoPE-every-fourth-layer schedule, SWAN-GPT's global NoPE
 with windowed RoPE, and the rotary of Qwen3-Next's full-attention layers (its only positional
-part: its other layers are Gated DeltaNet, which this project has no layer for)."""
+part: its other layers are Gated DeltaNet, tested in tests/encodings/test_gated_deltanet.py)."""
 
 from __future__ import annotations
 
