@@ -185,6 +185,16 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
     return IngestReport(len(run_records), len(eval_records), problems, len(benches))
 
 
+def replace_metrics(database: Path, records: list) -> None:
+    """The metric rows of ``records`` (evaluation records ``database`` already holds, their figures
+    changed) in place of the rows it holds for them: what ingesting every record again would give,
+    as every view reads the metrics table (suite.submission.replicate re-scores a few re-run
+    pieces of a snapshot of thousands)."""
+    with duckdb.connect(str(database)) as con:
+        con.execute(f"DELETE FROM {METRICS.name} WHERE list_contains(?, eval_id)", [[r.eval_id for r in records]])
+        _insert(con, METRICS.name, METRICS.names, [row for r in records for row in metric_rows(r)])
+
+
 def _insert_samples(con, records: list, samples_dir: Path, problems: list[RecordError]) -> None:
     """Every evaluation's per-sample outputs (suite.results.samples) into the samples table, from
     the file its id names (a record's ``samples`` only says that it has one); a file that is

@@ -154,28 +154,33 @@ def replicate_piece(piece: Piece, scratch: Project, evaluations: bool = True) ->
 
 
 def headlines(project: Project) -> dict[str, str | None]:
-    """Board id -> its headline, for the records in ``project`` (ingested afresh)."""
+    """Board id -> its headline, for the database of ``project`` as it is."""
     from suite.report.leaderboard import build
-    from suite.results.store import connect_readonly, ingest
+    from suite.results.store import connect_readonly
 
-    ingest(project.runs, project.evals, project.database)
     with connect_readonly(project.database) as con:
         return {b.id: b.headline for b in build(con).all if b.headline}
 
 
 def with_reruns(scratch: Project, outcomes: list[Outcome]) -> None:
-    """Put each re-run's metric rows in place of the published record's (same evaluation ids)."""
+    """Put each re-run's metric rows in place of the published record's (same evaluation ids),
+    in its record and in the database (the other records are as they were: not read again)."""
+    from suite.results.store import replace_metrics
+
+    changed = []
     for outcome in outcomes:
         for eval_id, rows in outcome.reruns.items():
-            path = scratch.evals / f"{eval_id}.json"
-            record = read_record(path, "evaluation")
-            write_record(dataclasses.replace(record, metrics=tuple(MetricRow(**row) for row in rows)), scratch.evals)
+            record = read_record(scratch.evals / f"{eval_id}.json", "evaluation")
+            changed.append(dataclasses.replace(record, metrics=tuple(MetricRow(**row) for row in rows)))
+            write_record(changed[-1], scratch.evals)
+    replace_metrics(scratch.database, changed)
 
 
 def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: bool = False,
               grids: set[str] | None = None, log=print) -> Replication:
     """Sample, re-run and compare (module docstring); nothing under ``project`` changes."""
     from suite.results.snapshot import read_info, unpack
+    from suite.results.store import ingest
 
     info = read_info(folder)
     unknown = sorted((grids or set()) - set(info.get("grids", [])))
@@ -194,6 +199,7 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
             outcome = replicate_piece(piece, scratch)
             outcomes.append(outcome)
             log(f"{i}/{len(pieces)} {piece.grid}: {piece.label} ({piece.run_id}): {describe(outcome)}")
+        ingest(scratch.runs, scratch.evals, scratch.database)
         before = headlines(scratch)
         with_reruns(scratch, outcomes)
         after = headlines(scratch)

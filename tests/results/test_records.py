@@ -98,3 +98,28 @@ def test_every_stored_field_is_a_column_of_its_table(tmp_path):
     assert con.execute("SELECT final_train_loss, compiled, json_extract(params, '$.base') FROM runs").fetchone() == \
         (2.25, False, "10000")
     assert con.execute("SELECT value, scale FROM metrics").fetchone() == (3.5, 2)
+
+
+def test_replacing_an_evaluations_metrics_gives_the_database_a_fresh_ingest_gives(tmp_path):
+    """replace_metrics (what posbench replicate puts in the database for a re-run piece) leaves
+    every table and view as ingesting the changed records from scratch does."""
+    from suite.results.store import replace_metrics
+
+    E2 = "00000000000000e2"
+    write_record(training(), tmp_path / "runs")
+    for eval_id in (E1, E2):
+        write_record(evaluation(eval_id), tmp_path / "evals")
+    ingest(tmp_path / "runs", tmp_path / "evals", tmp_path / "patched.duckdb")
+    changed = dataclasses.replace(evaluation(E1), metrics=(MetricRow("lm", "bpb", 2.5, 64, scale=2, eval_len=64),
+                                                           MetricRow("lm", "loss", 1.7, 64, scale=2, eval_len=64)))
+    replace_metrics(tmp_path / "patched.duckdb", [changed])
+    write_record(changed, tmp_path / "evals")
+    ingest(tmp_path / "runs", tmp_path / "evals", tmp_path / "fresh.duckdb")
+
+    def figures(name):
+        with duckdb.connect(str(tmp_path / name), read_only=True) as con:
+            return con.execute("SELECT * FROM figures ORDER BY eval_id, metric").fetchall()
+
+    assert figures("patched.duckdb") == figures("fresh.duckdb")
+    assert [(row[8], row[11], row[14]) for row in figures("fresh.duckdb")] == [(E2, "bpb", 3.5), (E1, "bpb", 2.5),
+                                                                               (E1, "loss", 1.7)]
