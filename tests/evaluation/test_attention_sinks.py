@@ -37,11 +37,12 @@ def test_the_sink_rate_equals_the_authors_compute_attention_sink():
     assert len(set(GOLDEN["sink_rate_percent_at_key0"].values())) == 4  # the thresholds tell the heads apart
 
 
-@pytest.mark.parametrize("name", ["nope", "alibi", "gpt-oss", "stick-breaking"])
+@pytest.mark.parametrize("name", ["nope", "alibi", "gpt-oss", "stick-breaking", "qwen3-next"])
 def test_the_explicit_path_is_the_models_own_attention(name):
-    """Forcing the explicit path changes no logit, so the weights it records are the model's."""
+    """Forcing the explicit path changes no logit, so the weights it records are the model's;
+    a layer without attention (Qwen3-Next's Gated DeltaNet) keeps its mixer and records none."""
     torch.manual_seed(0)
-    size = load_size(REPO / "sizes" / ("tiny-4l.yaml" if name == "gpt-oss" else "tiny.yaml"))
+    size = load_size(REPO / "sizes" / ("tiny-4l.yaml" if name in ("gpt-oss", "qwen3-next") else "tiny.yaml"))
     model = build_model(load_encoding(REPO / "encodings" / f"{name}.yaml"), model_config(size, 32))
     model.eval()
     x = torch.randint(0, 256, (2, 32))
@@ -53,10 +54,11 @@ def test_the_explicit_path_is_the_models_own_attention(name):
             explicit = model(x)
         model.paths = paths
     torch.testing.assert_close(explicit, native, rtol=1e-5, atol=1e-5)
-    assert len(weights) == model.cfg.n_layers and weights[0].shape == (2, model.cfg.n_heads, 32, 32)
+    attending = sum(block.attn is not None for block in model.blocks)  # qwen3-next: 1 of 4
+    assert len(weights) == attending and weights[0].shape == (2, model.cfg.n_heads, 32, 32)
     assert all(bool((w.triu(1) == 0).all()) for w in weights)  # causal: no weight on a future key
     a0 = first_token_scores(model, x, batch_size=1)
-    assert a0.shape == (2, model.cfg.n_layers, model.cfg.n_heads) and model.paths == paths  # the paths restored
+    assert a0.shape == (2, attending, model.cfg.n_heads) and model.paths == paths  # the paths restored
     assert bool(((a0 >= 0) & (a0 <= 1)).all())
 
 
