@@ -1,6 +1,6 @@
 """``posbench replicate``: a stratified sample of a published snapshot re-run with each record's
-numerics, figure by figure, and whether the headlines still hold; CI runs a sample of the
-committed snapshot itself."""
+numerics, figure by figure, and whether the headlines still hold (the committed snapshot's own
+sample: test_replicate_committed.py)."""
 
 from __future__ import annotations
 
@@ -40,14 +40,3 @@ def test_a_published_grid_replicates_bit_for_bit_and_a_doctored_figure_does_not(
     assert main(["--root", str(project_root), "replicate", "--snapshot", "snap", "--sample", "2"]) == 1
     out = capfd.readouterr().out
     assert "DIFFERENT" in out and "1 of 2 piece(s) bit-identical, 0 within tolerance, 1 different" in out
-
-
-def test_ci_sample_of_the_committed_snapshot_is_bit_identical(capfd):
-    """One language-modelling run and one task run of the default job, each the quickest of its
-    stratum, with all their evaluations, re-run from the committed leaderboard/ with their numerics."""
-    from tests.conftest import REPO
-
-    assert main(["--root", str(REPO), "replicate", "--sample", "2", "--cheapest", "--grids", "quick"]) == 0
-    out = capfd.readouterr().out
-    assert "/lm/" in out and "/flip_flop/" in out
-    assert "2 of 2 piece(s) bit-identical" in out and "CHANGED" not in out
