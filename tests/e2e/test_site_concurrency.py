@@ -42,7 +42,8 @@ def one_grids_snapshot(target: Path, grid: str = "gemma3", size: str = "tiny-6l"
 
 def test_two_renders_of_the_published_site_at_once_both_succeed(project_root):
     one_grids_snapshot(project_root / "leaderboard")
-    assert len(gzip.open(project_root / "leaderboard" / "runs.jsonl.gz").readlines()) == 6  # gemma3's six
+    with gzip.open(project_root / "leaderboard" / "runs.jsonl.gz") as f:
+        assert len(f.readlines()) == 6  # gemma3's six
     env = {**os.environ, "TQDM_DISABLE": "1"}
     procs = [subprocess.Popen([sys.executable, "-m", "suite.cli.main", "--root", str(project_root), "site",
                                "--published"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
