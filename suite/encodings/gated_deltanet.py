@@ -83,9 +83,6 @@ class GatedDeltaNet(PositionalEncoding):
         for module in (self.in_proj_qkvz, self.in_proj_ba, self.conv1d, self.out_proj):
             nn.init.normal_(module.weight, std=params.init_std)
 
-    def no_weight_decay(self) -> tuple[str, ...]:
-        return ("A_log", "dt_bias")  # 1-D already; named so a reshape never decays them
-
     def mixer(self, x: torch.Tensor) -> torch.Tensor:
         """The layer's output [B, T, D] for its normalised input x [B, T, D]."""
         B, T, _ = x.shape
