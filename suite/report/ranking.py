@@ -209,7 +209,11 @@ def seeds_needed(effect: float, sd: float, rows: int, alpha: float = ALPHA, powe
 def power_statement(effect: float | None, unit: str, column: str, tests: Pairwise,
                     seeds: int) -> tuple[str | None, str | None]:
     """A board's note on its power to see ``effect`` between two rows, and its warning when
-    its seeds fall short: (note, warning)."""
+    its seeds fall short: (note, warning). ``seeds``: the board's seeds, all rows together.
+
+    The paired test of two rows uses the seeds they share, so a board whose rows were run at
+    different seeds is only as powered as its least-shared pair: a board of seeds 0-9 whose
+    other rows have seeds 0-2 cannot tell those rows apart with ten seeds' power."""
     rows = len(tests.names)
     if effect is None or rows < 2:
         return None, None
@@ -220,10 +224,13 @@ def power_statement(effect: float | None, unit: str, column: str, tests: Pairwis
                 "differences is unknown, so its power cannot be judged."), None
     needed = seeds_needed(effect, sd, rows)
     count = f"more than {MOST_SEEDS:,}" if needed is None else str(needed)
-    enough = needed is not None and seeds >= needed
+    fewest = int(tests.n.min()) if tests.n.size else seeds  # the least-shared pair decides
+    enough = needed is not None and fewest >= needed
     pairs = rows * (rows - 1) // 2
+    has = f"it has {seeds}" if fewest >= seeds else f"it has {seeds}, but some of its pairs of rows share only {fewest}"
     note = (f"Power: meant to detect {wanted} between two rows in {column}; its paired differences have sd "
             f"{sd:.3g} (pooled over its pairs), so {count} seeds give 80% power at the Bonferroni level "
-            f"{ALPHA}/{pairs}; it has {seeds}.")
-    warning = None if enough else f"Underpowered: {seeds} seeds; {count} needed to detect {wanted} at 80% power."
+            f"{ALPHA}/{pairs}; {has}.")
+    short = f"{seeds} seeds" if fewest >= seeds else f"{seeds} seeds, {fewest} shared by its least-run pairs of rows"
+    warning = None if enough else f"Underpowered: {short}; {count} needed to detect {wanted} at 80% power."
     return note, warning

@@ -91,6 +91,31 @@ def test_an_underpowered_board_says_how_many_seeds_it_needs():
     assert any(n.startswith("Power: meant to detect 0.1 bits per byte") and f"sd {sd:.3g}" in n for n in lm.notes)
 
 
+def test_a_board_whose_rows_share_few_seeds_is_as_powered_as_its_least_shared_pair():
+    """Rows run at different seeds (a board gathered from two grids): 'a' and 'b' at seeds 0-19,
+    'c' at seeds 0-2. The board's seeds are 0-19, but c's pairs share three; twenty seeds of
+    a and b do not give c's comparisons twenty seeds' power. The same rows all at seeds 0-19
+    are powered."""
+    rng = np.random.default_rng(3)
+    a, b, c = (list(2.5 + rng.normal(0, 0.01, 20)) for _ in range(3))
+    full = board({"a": {1: a, 4: a}, "b": {1: b, 4: b}, "c": {1: c, 4: c}})
+    assert not any(w.startswith("Underpowered") for w in full.warnings)
+    assert any(n.startswith("Power: meant") and n.endswith("; it has 20.") for n in full.notes)
+    lm = board({"a": {1: a, 4: a}, "b": {1: b, 4: b}, "c": {1: c[:3], 4: c[:3]}})
+    assert lm.seeds == list(range(20))
+    needed = seeds_needed(0.1, ranking_sd(lm), 3)
+    assert 3 < needed <= 20  # so twenty shared seeds would have been enough, and three are not
+    assert (f"Underpowered: 20 seeds, 3 shared by its least-run pairs of rows; {needed} needed to detect 0.1 bits "
+            "per byte at 80% power.") in lm.warnings
+    assert any(n.endswith("; it has 20, but some of its pairs of rows share only 3.") for n in lm.notes)
+
+
+def ranking_sd(lm) -> float:
+    """The pooled sd a board's power note states."""
+    (note,) = [n for n in lm.notes if n.startswith("Power: meant")]
+    return float(note.split(" sd ")[1].split(" ")[0])
+
+
 def test_seeds_needed_by_hand():
     """One paired test (two rows), d = 1, alpha 0.05, 80% power: 10 seeds (Cohen 1988's tables
     and G*Power agree). More rows: a stricter Bonferroni level, more seeds."""
