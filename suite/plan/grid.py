@@ -240,8 +240,11 @@ def evaluations_for(run: TrainingRun, encodings: list[EncodingSpec], requests: l
 
 
 def expand(grid: Grid, fingerprint=None, tuned: "Chooser | None" = None) -> Plan:
-    """Every training run of ``encoding-as-trained x size x task x seed`` (each once, in
-    the order the spec lists them) and every evaluation of the grid on them. A tuned grid
+    """Every training run of ``encoding-as-trained x size x task x seed`` (each once, seed by
+    seed: every row of a seed before the next seed, each seed's in the order the spec lists
+    them) and every evaluation of the grid on them. Seed-major, so that a grid stopped part
+    way (a laptop's session, a cluster's time limit) leaves every row with the same seeds:
+    the paired tests of a board compare rows over the seeds they share. A tuned grid
     (``tuning``) first has each group's sweep runs, evaluated by nothing; its runs at every
     seed follow at the rate ``tuned`` chose from their records (suite.plan.tuning), or wait for it."""
     spec = grid.spec
@@ -253,7 +256,7 @@ def expand(grid: Grid, fingerprint=None, tuned: "Chooser | None" = None) -> Plan
     for task in grid.tasks:
         kind = kind_of(task)
         fingerprints[task.name] = fingerprint(task) if fingerprint else kind.fingerprint(task)
-    for encoding, size, task, seed in itertools.product(grid.encodings, grid.sizes, grid.tasks, spec.seeds):
+    for seed, encoding, size, task in itertools.product(spec.seeds, grid.encodings, grid.sizes, grid.tasks):
         size = grid.task_sizes.get(task.name, size)  # a task's recipe size replaces the axis (once: ids dedupe)
         kind = kind_of(task)
         recipe, as_trained = sized(grid, kind.train_recipe(spec, task), size), trained_as(encoding, grid)
