@@ -75,8 +75,9 @@ def _json_line(path: Path, number: int, line: bytes):
 
 
 def read_records(path: Path, kind: str) -> list[Record]:
-    """Every record of a snapshot file, each checked; the first bad one is refused with its line."""
-    records = []
+    """Every record of a snapshot file, each checked; the first bad one is refused with its line.
+    An id twice is refused too: publish writes each record once, and the two could differ."""
+    records, seen = [], {}
     for number, data in read_lines(path):
         try:
             record = from_json(data)
@@ -84,6 +85,9 @@ def read_records(path: Path, kind: str) -> list[Record]:
             raise RecordError(path, f"line {number}: {exc}") from None
         if record.kind != kind:
             raise RecordError(path, f"line {number}: a {record.kind} record where {kind} records belong")
+        if record.id in seen:
+            raise RecordError(path, f"line {number}: {record.id_field} {record.id} twice (line {seen[record.id]} too)")
+        seen[record.id] = number
         records.append(record)
     return records
 

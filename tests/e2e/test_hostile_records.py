@@ -136,6 +136,14 @@ def corrupt(name: str, data):
     return apply
 
 
+def append_first(name: str):
+    """The first record of ``name`` again at its end (its copy could say anything: refused)."""
+    def apply(folder: Path, parent: Path) -> None:
+        records = lines(folder, name)
+        rewrite(folder, name, records + records[:1])
+    return apply
+
+
 def link_samples(folder: Path, parent: Path) -> None:
     """The per-sample file replaced by a link to a file of the reader's machine."""
     (parent / "secret.txt").write_text("a private key")
@@ -175,6 +183,7 @@ CASES = {
     "corrupt SNAPSHOT.json": (corrupt("SNAPSHOT.json", b"{\"grids\": [\"x\""), "SNAPSHOT.json", "not valid JSON"),
     "SNAPSHOT.json of the wrong types": (corrupt("SNAPSHOT.json", b"{\"cpu_seconds\": \"lots\"}"), "SNAPSHOT.json",
                                          "cpu_seconds: "),
+    "an id twice": (append_first("evals.jsonl.gz"), "evals.jsonl.gz", "twice (line 1 too)"),
     "samples a link": (link_samples, ".parquet", "a link, not a file"),
     "samples missing": (lambda folder, parent: next((folder / "samples").glob("*.parquet")).unlink(), ".parquet",
                         "missing: evaluation"),
