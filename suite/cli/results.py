@@ -26,19 +26,17 @@ def published_database(project, folder: str):
     """The published snapshot (``leaderboard/``) as a DuckDB file in a scratch project, without
     training and without touching results/: yields (database, SNAPSHOT.json, runs, evaluations)."""
     from suite.cli.common import err_console
-    from suite.results.snapshot import read_info, unpack
-    from suite.results.store import ingest
-    from suite.specs import Project
+    from suite.results.snapshot import read_info
+    from suite.results.store import ingest_snapshot
 
     source = (project.root / folder).resolve()
     info = read_info(source)
     with tempfile.TemporaryDirectory(prefix="posbench-published-") as tmp:
-        scratch = Project(Path(tmp))
-        runs, evals = unpack(source, scratch)
-        report = ingest(scratch.runs, scratch.evals, scratch.database)
+        database = Path(tmp) / "posbench.duckdb"
+        report = ingest_snapshot(source, database)  # no record file written: the snapshot's lines go to DuckDB
         for problem in report.problems:
             err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
-        yield scratch.database, info, runs, evals
+        yield database, info, report.runs, report.evaluations
 
 
 def site_published(project, folder: str) -> int:

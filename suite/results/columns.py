@@ -88,9 +88,16 @@ def eval_row(record: EvaluationRecord) -> tuple:
     return _row(EVALUATIONS, record, EVAL_COMPUTED)
 
 
+def _values(row) -> tuple:
+    """A metric or curve row's fields in order. They are all scalars, so this is what
+    ``dataclasses.astuple`` gives without its deep copies (a fifth of ingesting the published
+    snapshot's 190,000 curve points)."""
+    return tuple(getattr(row, f.name) for f in dataclasses.fields(row))
+
+
 def metric_rows(record: EvaluationRecord) -> list[tuple]:
-    return [(record.eval_id, record.run_id, *dataclasses.astuple(m)) for m in record.metrics]
+    return [(record.eval_id, record.run_id, *_values(m)) for m in record.metrics]
 
 
 def curve_rows(record: EvaluationRecord) -> list[tuple]:
-    return [(record.eval_id, record.run_id, *dataclasses.astuple(c)) for c in record.curves]
+    return [(record.eval_id, record.run_id, *_values(c)) for c in record.curves]
