@@ -84,7 +84,7 @@ def write_results(project: Project, grid: Path, text_folder: Path) -> None:
 def world(tmp_path: Path, text_folder: Path, monkeypatch):
     """(the folder around the project, the project root, its grid): the project has published its
     grid's records into leaderboard/ and then lost its results/, as a fresh checkout has. The
-    temporary folders a command makes (``site --published`` unpacks into a scratch project) lie
+    temporary folders a command makes (``site --published`` builds its database in one) lie
     in the folder around the project too, so that a file escaping from them is seen."""
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
