@@ -141,14 +141,13 @@ class IngestReport:
     benches: int = 0
 
 
-def _usable(records: list, problems: list[RecordError], directory: Path, file_of=None) -> list:
-    """The records DuckDB can hold (their types are checked when read); each other one is reported,
-    as ``directory/<id>.json`` or ``file_of(record)``."""
+def _usable(records: list, problems: list[RecordError], where) -> list:
+    """The records DuckDB can hold (their types are checked when read); each other one is reported
+    as being in ``where(record)``."""
     out = []
     for rec in records:
         if not -2**63 <= rec.seed < 2**63:
-            where = file_of(rec) if file_of else directory / f"{rec.id}.json"
-            problems.append(RecordError(where, f"unusable content: seed {rec.seed} does not fit a 64-bit integer"))
+            problems.append(RecordError(where(rec), f"unusable content: seed {rec.seed} does not fit a 64-bit integer"))
             continue
         out.append(rec)
     return out
@@ -159,8 +158,8 @@ def ingest(runs_dir: Path, evals_dir: Path, database: Path, bench_dir: Path | No
     Bench records are read from ``bench_dir`` (default: ``bench/`` beside ``runs_dir``)."""
     runs, evals = scan(runs_dir, "training_run"), scan(evals_dir, "evaluation")
     problems = runs.problems + evals.problems
-    run_records = _usable(runs.records, problems, runs_dir)
-    eval_records = _usable(evals.records, problems, evals_dir)
+    run_records = _usable(runs.records, problems, lambda rec: Path(runs_dir) / f"{rec.id}.json")
+    eval_records = _usable(evals.records, problems, lambda rec: Path(evals_dir) / f"{rec.id}.json")
     benches = _bench_records(bench_dir or Path(runs_dir).parent / "bench", problems)
     samples_dir = Path(evals_dir).parent / "samples"
     _build(database, run_records, eval_records, benches, lambda eval_id: samples_path(samples_dir, eval_id), problems)
@@ -183,9 +182,8 @@ def ingest_snapshot(folder: Path, database: Path) -> IngestReport:
     benches = [_bench_rows(record) for record in read_bench(folder, info["bench"])]
     sources = {r.eval_id: sample_source(folder, r.eval_id) for r in evals if r.samples}
     problems: list[RecordError] = []
-    in_file = lambda name: lambda rec: f"{folder / name} ({rec.id_field} {rec.id})"  # noqa: E731
-    run_records = _usable(runs, problems, folder, in_file(RUNS))
-    eval_records = _usable(evals, problems, folder, in_file(EVALS))
+    run_records = _usable(runs, problems, lambda rec: f"{folder / RUNS} ({rec.id_field} {rec.id})")
+    eval_records = _usable(evals, problems, lambda rec: f"{folder / EVALS} ({rec.id_field} {rec.id})")
     _build(database, run_records, eval_records, benches, sources.__getitem__, problems)
     return IngestReport(len(run_records), len(eval_records), problems, len(benches))
 
