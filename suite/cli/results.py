@@ -23,7 +23,7 @@ def cmd_site(args) -> int:
 
 @contextlib.contextmanager
 def published_database(project, folder: str):
-    """The published snapshot (``leaderboard/``) as a DuckDB file in a scratch project, without
+    """The published snapshot (``leaderboard/``) as a DuckDB file in a scratch folder, without
     training and without touching results/: yields (database, SNAPSHOT.json, runs, evaluations)."""
     from suite.cli.common import err_console
     from suite.results.snapshot import read_info
