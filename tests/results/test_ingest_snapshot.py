@@ -30,6 +30,14 @@ def rows(database, table: str) -> list[tuple]:
         return con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
 
 
+def copy_results(source: Project, root) -> Project:
+    """A project whose results/ is a copy of ``source``'s record files (no database)."""
+    project = Project(root)
+    for kind in ("runs", "evals", "samples", "bench"):
+        shutil.copytree(source.results / kind, project.results / kind)
+    return project
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """The default job's runs and evaluations of the committed snapshot, unpacked and ingested as
@@ -53,11 +61,7 @@ def test_a_snapshot_ingested_directly_holds_what_unpacking_and_ingesting_it_hold
 
 def test_unusable_per_sample_files_are_each_named_and_the_others_kept(quick, tmp_path):
     _, source = quick
-    project = Project(tmp_path / "project")
-    for kind in ("runs", "evals", "samples", "bench"):
-        (project.results / kind).mkdir(parents=True)
-        for path in (source.results / kind).iterdir():
-            (project.results / kind / path.name).write_bytes(path.read_bytes())
+    project = copy_results(source, tmp_path / "project")
     with duckdb.connect(str(source.database), read_only=True) as con:
         counts = dict(con.execute("SELECT eval_id, count(*) FROM samples GROUP BY eval_id ORDER BY eval_id").fetchall())
     garbled, partial = sorted(counts)[:2]
@@ -78,11 +82,7 @@ def test_per_sample_files_with_their_columns_in_another_order_are_read_by_name(q
     """One statement reads every file; a file whose columns are in another order (as another
     writer may save them) still gives each value to its own column."""
     _, source = quick
-    project = Project(tmp_path / "project")
-    for kind in ("runs", "evals", "samples"):
-        (project.results / kind).mkdir(parents=True)
-        for path in (source.results / kind).iterdir():
-            (project.results / kind / path.name).write_bytes(path.read_bytes())
+    project = copy_results(source, tmp_path / "project")
     first = sorted(p for p in project.samples.iterdir())[0]
     table = pq.read_table(first)
     pq.write_table(pa.table({name: table[name] for name in reversed(table.column_names)}), first)
