@@ -62,6 +62,28 @@ def test_the_explicit_path_is_the_models_own_attention(name):
     assert bool(((a0 >= 0) & (a0 <= 1)).all())
 
 
+def test_a_compiled_model_records_its_weights_eagerly():
+    """A compiled model (a recipe's compile: true) gives the eager model's first-token scores
+    and compiles no frame for them: dynamo guards on the recorded list, so compiled recording
+    forwards recompiled batch after batch until dynamo's limit."""
+    from torch._dynamo.testing import CompileCounter
+
+    torch.manual_seed(0)
+    size = load_size(REPO / "sizes" / "tiny.yaml")
+    eager = build_model(load_encoding(REPO / "encodings" / "rope.yaml"), model_config(size, 32)).eval()
+    compiled = build_model(load_encoding(REPO / "encodings" / "rope.yaml"), model_config(size, 32)).eval()
+    compiled.load_state_dict(eager.state_dict())
+    counter = CompileCounter()
+    compiled.compile(backend=counter)
+    x = torch.randint(0, 256, (4, 32))
+    with torch.no_grad():
+        compiled(x)  # the compiled forward is in use: one frame or more
+    used = counter.frame_count
+    assert used > 0
+    torch.testing.assert_close(first_token_scores(compiled, x, batch_size=1), first_token_scores(eager, x, batch_size=1))
+    assert counter.frame_count == used
+
+
 def test_a_grid_records_sink_rate_and_strength_at_every_scale(project_root, text_folder):
     write_yaml(project_root / "tasks" / "local.yaml",
                {"name": "local", "kind": "lm", "corpus": {"kind": "folder", "path": str(text_folder), "glob": "*.py"}})
