@@ -40,19 +40,19 @@ def test_cpu_hours_of_a_hand_worked_example():
     One run of 600 steps x batch 16 x L 64 trains 614,400 tokens at 6 N + 12 L T d = 688,128 +
     98,304 = 786,432 FLOPs a token: 4.832e11 FLOPs. One evaluation of 16,384 tokens at 16 x 64 =
     1,024 evaluates at 2 N + 4 L T d = 229,376 + 524,288 = 753,664 FLOPs a token: 1.2348e10.
-    At 10.2 and 6.6 GFLOP/s: 47.37 s + 1.871 s = 49.24 s, 0.013678 CPU-hours."""
+    At 19.8 and 15.6 GFLOP/s: 24.403 s + 0.7915 s = 25.195 s, 0.0069985 CPU-hours."""
     size = SizeSpec(name="tiny", d_model=64, n_layers=2, n_heads=4, d_ff=256)
     assert matmul_params(size) == 114_688
     train = 600 * 16 * 64 * 786_432
     evaluation = 16_384 * 753_664
-    assert (CPU.train_flops, CPU.eval_flops) == (10.2e9, 6.6e9)  # the stated throughputs this example uses
+    assert (CPU.train_flops, CPU.eval_flops) == (19.8e9, 15.6e9)  # the stated throughputs this example uses
     est = Estimate(train, evaluation)
     assert train == pytest.approx(4.832e11, rel=1e-4) and evaluation == pytest.approx(1.2348e10, rel=1e-4)
-    assert est.cpu_hours() == pytest.approx(0.013678, rel=1e-4)
+    assert est.cpu_hours() == pytest.approx(0.0069985, rel=1e-4)
     assert est.flops == train + evaluation
     lines = est.lines()
     assert len(lines) == 1 and lines[0].startswith("0.01 CPU-hours on ") and "GPU" not in lines[0]
-    assert Estimate(3600 * 10.2e9 * 12.5).lines()[0].startswith("12.5 CPU-hours")
+    assert Estimate(3600 * 19.8e9 * 12.5).lines()[0].startswith("12.5 CPU-hours")
 
 
 def test_plan_of_a_cpu_grid_states_cpu_hours_and_no_gpu_hours(tiny_grid, project_root, capsys):

@@ -1,0 +1,48 @@
+"""benchmarks/calibrate_plan.py, the measurement behind posbench plan's CPU throughputs, on the
+default job's part of the published snapshot: it pairs each planned piece with its own record
+(by id), so the grid's CPU time is the sum its records state, and the throughputs are FLOPs
+over those seconds."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+
+import pytest
+
+from suite.plan.estimate import eval_flops, train_flops
+from suite.plan.grid import expand
+from suite.specs import Project, load_grid
+from tests.conftest import REPO
+from tests.snapshot_cut import cut_snapshot, planned_by
+
+
+def load_calibration():
+    spec = importlib.util.spec_from_file_location("calibrate_plan", REPO / "benchmarks" / "calibrate_plan.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_quick_grid_is_measured_from_its_own_records(tmp_path):
+    calibration = load_calibration()
+    runs, _ = cut_snapshot(tmp_path / "quick", ["quick"], planned_by("quick"))
+    pieces = calibration.measured(tmp_path / "quick")["quick"]
+    plan = expand(load_grid(REPO / "grids" / "quick.yaml", Project(REPO)))
+    flops = {r.run_id: train_flops(r) for r in plan.runs} | {e.eval_id: eval_flops(e) for e in plan.evaluations}
+    records = {}
+    for name in ("runs.jsonl.gz", "evals.jsonl.gz"):
+        with gzip.open(tmp_path / "quick" / name, "rt") as f:
+            for line in f:
+                record = json.loads(line)
+                records[record.get("eval_id") or record["run_id"]] = record
+    trainings = [p for p in pieces if p[1] == "train"]
+    assert len(trainings) == len(plan.runs) == runs  # every planned run is published, all on the CPU
+    assert len({p[0] for p in pieces}) == len(pieces)
+    for piece_id, kind, piece_flops, wall_s in pieces:
+        assert piece_flops == flops[piece_id] > 0
+        assert wall_s == records[piece_id]["provenance"]["wall_s"]
+    rate, seconds = calibration.throughput(pieces, "train")
+    assert seconds == pytest.approx(sum(p[3] for p in trainings))
+    assert rate == pytest.approx(sum(p[2] for p in trainings) / seconds)
