@@ -13,19 +13,20 @@ throughput + evaluation FLOPs / the evaluation throughput, over 3,600, on :data:
 of one piece on one core (every piece runs one thread, suite.core.numerics), so two workers
 on two cores take about half of it in wall-clock time. The throughputs are *measured*, not
 assumed, by ``benchmarks/calibrate_plan.py``: the FLOPs of every training run (and every
-evaluation with a FLOP count) of the published snapshot (``leaderboard/`` of 2026-11-26: its
-fifteen grids, 1,066 runs and 6,585 such evaluations, 21 CPU-hours) over the wall-clock seconds
-their records state, on the machine that computed it (2-core AMD EPYC, AVX2, mostly two pieces
-at once). That is the machine class and the whole piece (batches, validation, checkpoint,
-Lightning), at the shapes grids actually use; the bench's tokens/s times the model alone and
-exists for one shape only, so it gives each encoding's *relative* cost (the cost board), not a
-grid's hours. The one figure averages over encodings and shapes, so a grid's estimate is
-within about 0.5x-1.8x of its records' CPU time (modern 0.54x, extension 0.68x, quick 0.71x,
-tasks 0.72x, diagnostics 0.80x, flip-flop 0.99x, power-lm-tiny-4l 1.35x, power-lm-tiny and
-zoo 1.60x, glue-probe 1.83x): encodings on an explicit attention path cost up to 2-3x a fused
-one (the bench board), and evaluations through lm-eval (the synthetic tasks) and GLUE-style
-fine-tuning have no FLOP count and are not counted. The constants of 2026-11-25 (10.2 and 6.6
-GFLOP/s, from seven grids) over-estimated every grid of the larger snapshot, by 1.07x-3.57x.
+evaluation with a FLOP count) of the published snapshot (``leaderboard/`` as published
+2026-11-26 17:21 UTC: its fifteen grids, 1,066 runs and 6,585 such evaluations, 21 CPU-hours)
+over the wall-clock seconds their records state, on the machine that computed it (2-core AMD
+EPYC, AVX2, mostly two pieces at once). That is the machine class and the whole piece (batches,
+validation, checkpoint, Lightning), at the shapes grids actually use; the bench's tokens/s times
+the model alone and exists for one shape only, so it gives each encoding's *relative* cost (the
+cost board), not a grid's hours. The one figure averages over encodings and shapes, so a grid's
+estimate is within about 0.5x-1.8x of its records' CPU time (modern 0.54x, extension 0.68x,
+quick 0.71x, tasks 0.72x, diagnostics 0.80x, flip-flop 0.99x, power-lm-tiny-4l 1.35x,
+power-lm-tiny and zoo 1.60x, glue-probe 1.83x): encodings on an explicit attention path cost up
+to 2-3x a fused one (the bench board), and evaluations through lm-eval (the synthetic tasks) and
+GLUE-style fine-tuning have no FLOP count and are not counted. The constants of 2026-11-25 (10.2
+and 6.6 GFLOP/s, from seven grids) over-estimated every grid of the larger snapshot, by
+1.07x-3.57x.
 
 **GPU-hours** (``device: cuda``) = FLOPs / (peak x MFU) / 3600, with the vendors' dense bf16
 tensor-core peaks and an assumed MFU (the 40% issue 11 sets as the GPU target): no GPU was
@@ -63,9 +64,9 @@ class CpuClass:
 
 
 CPU = CpuClass("the 2-core AMD EPYC (AVX2) that computed leaderboard/, one thread a piece", 19.8e9, 15.6e9,
-               "leaderboard/ as of 2026-11-26 (benchmarks/calibrate_plan.py): 20.1 CPU-hours of training runs "
-               "sustained 19.8 GFLOP/s, 1.15 of evaluations with a FLOP count 15.6 GFLOP/s (sum of FLOPs over "
-               "sum of the records' wall_s)")
+               "leaderboard/ as published 2026-11-26 17:21 UTC (benchmarks/calibrate_plan.py): 20.1 CPU-hours "
+               "of training runs sustained 19.8 GFLOP/s, 1.15 of evaluations with a FLOP count 15.6 GFLOP/s "
+               "(sum of FLOPs over sum of the records' wall_s)")
 
 
 def matmul_params(size) -> int:
