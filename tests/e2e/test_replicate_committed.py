@@ -4,8 +4,19 @@ test rather than after it)."""
 
 from __future__ import annotations
 
+import gzip
+import json
+
+import pytest
+
 from suite.cli.main import main
+from suite.core.numerics import cpu_model
 from tests.snapshot_cut import cut_snapshot, planned_by
+
+
+def recorded_cpus(folder) -> set[str]:
+    with gzip.open(folder / "runs.jsonl.gz", "rt") as f:
+        return {(json.loads(line)["provenance"].get("numerics") or {}).get("cpu") for line in f}
 
 
 def test_ci_sample_of_the_committed_snapshot_is_bit_identical(tmp_path, capfd):
@@ -18,6 +29,13 @@ def test_ci_sample_of_the_committed_snapshot_is_bit_identical(tmp_path, capfd):
 
     runs, evals = cut_snapshot(tmp_path / "quick", ["quick"], planned_by("quick"))
     assert runs == 60 and evals > 600  # 3 trained encodings x 2 tasks x 10 seeds
+    cpus = recorded_cpus(tmp_path / "quick")
+    if cpus != {cpu_model()}:
+        # Measured 2026-11-26: under the same pinned numerics an Intel Xeon re-ran the default job's
+        # AMD EPYC records with other figures (docs/concepts/reproducibility.md), so bit-identity
+        # is claimed, and checked, on the CPU model the records name.
+        pytest.skip(f"the default job's records were computed on {', '.join(sorted(map(str, cpus)))}; "
+                    f"this machine is {cpu_model()}")
     assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / "quick"),
                  "--sample", "2", "--cheapest", "--grids", "quick"]) == 0
     out = capfd.readouterr().out
