@@ -42,7 +42,8 @@ __all__ = ["BENCH", "EVALS", "RUNS", "SAMPLES", "SNAPSHOT", "Published", "machin
 
 
 def machine() -> dict:
-    """The machine the snapshot was computed on, as far as Python can tell without privileges."""
+    """The machine that publishes the snapshot, as far as Python can tell without privileges (the
+    CPUs its records were computed on are their own: SNAPSHOT.json's ``record_cpus``)."""
     memory = None
     try:
         memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
@@ -94,7 +95,8 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     cpu_s = sum(r.provenance.wall_s or 0 for r in [*runs.values(), *evals.values()])
     finished = sorted(r.provenance.finished_at for r in [*runs.values(), *evals.values()] if r.provenance.finished_at)
     commits = sorted({r.provenance.git_commit for r in [*runs.values(), *evals.values()] if r.provenance.git_commit})
-    info = {"grids": sorted(plans), "git_commit": git_commit(project.root, ignore=out), "record_commits": commits,
+    cpus = sorted({(r.provenance.numerics or {}).get("cpu") for r in [*runs.values(), *evals.values()]} - {None})
+    info = {"grids": sorted(plans), "git_commit": git_commit(project.root, ignore=out), "record_commits": commits, "record_cpus": cpus,
             "published_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "computed_from": finished[0] if finished else None, "computed_to": finished[-1] if finished else None,
             "machine": machine(), "cpu_seconds": round(cpu_s, 1),

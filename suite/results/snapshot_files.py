@@ -158,6 +158,8 @@ class SnapshotInfo(pydantic.BaseModel):
     grids: list[str] = []
     git_commit: str | None = None
     record_commits: list[str] = []
+    # the CPU models the records name (their numerics); older snapshots say only the publishing machine's
+    record_cpus: list[Annotated[str, StringConstraints(max_length=200)]] = Field([], max_length=1_000)
     published_at: str | None = None
     computed_from: str | None = None
     computed_to: str | None = None

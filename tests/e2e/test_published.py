@@ -9,6 +9,7 @@ import re
 import shutil
 
 from suite.cli.main import main
+from suite.core.numerics import cpu_model
 
 from tests.conftest import REPO
 
@@ -25,6 +26,7 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     info = json.loads((folder / "SNAPSHOT.json").read_text())
     assert (info["grids"], info["training_runs"], info["evaluations"], info["pieces_missing"]) == (["pub"], 4, 8, 0)
     assert info["machine"]["cores"] and info["cpu_seconds"] > 0
+    assert info["record_cpus"] == [cpu_model()]  # every record here was computed on this machine
     with gzip.open(folder / "evals.jsonl.gz", "rt") as f:
         evals = [json.loads(line) for line in f]
     assert sorted(e["eval_id"] for e in evals) == sorted(p.stem for p in (project_root / "results" / "evals").glob("*.json"))
@@ -47,6 +49,7 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     overview = index[index.index('id="overview"'):index.index('id="run"')]  # the first thing under the title
     assert "Best on language modelling at the longest length" in overview and "boards/lm-tiny-local.html" in overview
     assert 'id="snapshot"' in index and "the committed snapshot of pub" in index
+    assert f"on {cpu_model()} (the CPUs its records name), published on " in index
     assert "Task flip_flop (acc)" in index
     assert len(list((project_root / "site" / "published" / "runs").glob("*.html"))) == 4
     assert "Published findings, re-tested" in (project_root / "site" / "published" / "findings.html").read_text()
