@@ -96,7 +96,8 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     finished = sorted(r.provenance.finished_at for r in [*runs.values(), *evals.values()] if r.provenance.finished_at)
     commits = sorted({r.provenance.git_commit for r in [*runs.values(), *evals.values()] if r.provenance.git_commit})
     cpus = sorted({(r.provenance.numerics or {}).get("cpu") for r in [*runs.values(), *evals.values()]} - {None})
-    info = {"grids": sorted(plans), "git_commit": git_commit(project.root, ignore=out), "record_commits": commits, "record_cpus": cpus,
+    info = {"grids": sorted(plans), "git_commit": git_commit(project.root, ignore=out),
+            "record_commits": commits, "record_cpus": cpus,
             "published_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "computed_from": finished[0] if finished else None, "computed_to": finished[-1] if finished else None,
             "machine": machine(), "cpu_seconds": round(cpu_s, 1),
