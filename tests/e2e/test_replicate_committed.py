@@ -1,11 +1,13 @@
 """``posbench replicate`` on the committed snapshot itself: CI re-runs a sample of it with each
 record's numerics (a file of its own, so that pytest-xdist runs it beside the other replicate
-test rather than after it)."""
+test rather than after it). Bit-identity is claimed on the CPU model a record names, so the
+sample is of records that name the CPU the test runs on."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import shutil
 
 import pytest
 
@@ -42,3 +44,31 @@ def test_ci_sample_of_the_committed_snapshot_is_bit_identical(tmp_path, capfd):
     assert "/lm/" in out and "/flip_flop/" in out
     assert "2 of 2 piece(s) bit-identical" in out and "CHANGED" not in out
     assert "headlines: 0 hold" not in out  # the default job's boards have headlines, and they hold
+
+
+def test_ci_sample_of_this_cpus_records_is_bit_identical(tmp_path, capfd):
+    """On a CPU model the default job's records do not name, the same check on records that name
+    this one: the cheapest language-modelling run of the first published grid holding such
+    records, with all its evaluations, re-run with its numerics. Skipped where the default job's
+    records are this CPU's (the test above re-runs them) or where no record names it."""
+    from tests.conftest import REPO
+
+    here = cpu_model()
+    cut_snapshot(tmp_path / "quick", ["quick"], planned_by("quick"))
+    if recorded_cpus(tmp_path / "quick") == {here}:
+        pytest.skip("the default job's records name this CPU model: the test above re-runs them")
+    info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
+    for grid in info["grids"]:
+        planned = planned_by(grid)
+        keep = lambda run: planned(run) and (run["provenance"].get("numerics") or {}).get("cpu") == here  # noqa: E731
+        runs, _ = cut_snapshot(tmp_path / grid, [grid], keep)
+        if runs:
+            break
+        shutil.rmtree(tmp_path / grid)
+    else:
+        pytest.skip(f"no published record names this CPU model ({here})")
+    assert recorded_cpus(tmp_path / grid) == {here}
+    assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / grid),
+                 "--sample", "1", "--cheapest", "--grids", grid]) == 0
+    out = capfd.readouterr().out
+    assert "1 of 1 piece(s) bit-identical" in out and "CHANGED" not in out
