@@ -104,7 +104,11 @@ def recorded_attention():
     global _RECORDED
     outer, _RECORDED = _RECORDED, []
     try:
-        yield _RECORDED
+        # Eager even in a compiled model (a recipe's compile: true): dynamo guards on this
+        # module-level list, so a compiled forward recompiled at every recording until its limit
+        # of 8 (seen on an H200, 2026-11-26). The weights come out explicitly anyway.
+        with torch.compiler.set_stance("force_eager"):
+            yield _RECORDED
     finally:
         _RECORDED = outer
 

@@ -52,11 +52,7 @@ def first_token_scores(model, windows: torch.Tensor, batch_size: int) -> torch.T
     model.query_chunk = windows.shape[1]  # whole windows: a chunk of queries would split the square
     out = []
     try:
-        # Eager even in a compiled model (a recipe's compile: true): each recorded forward appends
-        # to a module-level list, which dynamo guards on, so a compiled forward recompiled for every
-        # batch until its limit of 8 (seen on an H200, 2026-11-26). The weights come out explicitly
-        # anyway, so compiling them buys nothing.
-        with torch.no_grad(), torch.compiler.set_stance("force_eager"):
+        with torch.no_grad():
             for i in range(0, len(windows), batch_size):
                 with recorded_attention() as weights:
                     model(windows[i: i + batch_size])
