@@ -14,7 +14,11 @@ operation for operation. Three settings change that arithmetic on a CPU, all mea
   of the last decade has, so the figure is the same on all of them.
 * **MKL's code path** (``MKL_CBWR``, Intel's "conditional numerical reproducibility"): MKL
   dispatches matrix products by CPU too. ``AVX2,STRICT`` fixes the branch, and STRICT keeps
-  it bitwise across thread counts for the BLAS-3 routines.
+  it bitwise across thread counts for the BLAS-3 routines. Intel's oneMKL developer guide
+  ("Getting Started with Conditional Numerical Reproducibility") promises that branch's
+  results on every *Intel* CPU with AVX2 only: on other vendors' CPUs MKL ignores the setting
+  and takes its AUTO branch, and only ``COMPATIBLE`` is the same on Intel and AMD. So every
+  record also stores the branch MKL itself reports in effect (:func:`mkl_branches`).
 
 The settings are asked for through ``POSBENCH_THREADS``, ``POSBENCH_CPU_CAPABILITY``
 (``native``: whatever the CPU has) and ``POSBENCH_MKL_CBWR`` (``native``: MKL's own choice),
@@ -153,14 +157,50 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# oneMKL's mkl_types.h (2024.2, the MKL torch 2.13.0 links): the branch codes mkl_cbwr_get returns
+MKL_BRANCH_NAMES = {2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1", 8: "SSE4_2", 9: "AVX",
+                    10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1", 14: "AVX512_E1"}
+MKL_CBWR_ALL, MKL_CBWR_STRICT = -1, 0x10000
+
+
+def mkl_branches() -> dict[str, str]:
+    """What MKL itself says of its code path in this process: ``mkl_branch``, the branch in
+    effect (``AVX2,STRICT`` where the setting took; on a non-Intel CPU Intel documents that an
+    ``AVX2`` request falls back to AUTO), and ``mkl_auto_branch``, the branch AUTO picks on this
+    CPU. Empty where torch's library does not export MKL's service calls (a build without MKL,
+    another platform): the record then says nothing rather than a guess.
+
+    torch links MKL statically and exports only its service layer (``mkl_serv_cbwr_get``,
+    ``mkl_serv_cbwr_get_auto_branch``, the functions behind the documented ``mkl_cbwr_get``),
+    hence the lookup in ``libtorch_cpu``."""
+    import ctypes
+
+    import torch
+
+    try:
+        lib = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"))
+        get, auto = lib.mkl_serv_cbwr_get, lib.mkl_serv_cbwr_get_auto_branch
+    except (OSError, AttributeError):
+        return {}
+    get.argtypes, get.restype, auto.argtypes, auto.restype = [ctypes.c_int], ctypes.c_int, [], ctypes.c_int
+
+    def name(code: int) -> str:
+        branch = MKL_BRANCH_NAMES.get(code & ~MKL_CBWR_STRICT, f"code {code & ~MKL_CBWR_STRICT}")
+        return branch + (",STRICT" if code & MKL_CBWR_STRICT else "")
+
+    return {"mkl_branch": name(get(MKL_CBWR_ALL)), "mkl_auto_branch": name(auto())}
+
+
 def measured() -> dict:
     """This process's numerics as a record stores them: the settings in effect (threads and
-    SIMD level as torch reports them), the CPU, and the libraries doing the arithmetic."""
+    SIMD level as torch reports them, MKL's branch as MKL reports it), the CPU, and the
+    libraries doing the arithmetic."""
     import torch
 
     return {"threads": torch.get_num_threads(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "mkl_cbwr": os.environ.get("MKL_CBWR") or NATIVE, "cpu": cpu_model(), "machine": platform.machine(),
-            "torch": torch.__version__, "blas": "mkl" if torch.backends.mkl.is_available() else "other",
+            "mkl_cbwr": os.environ.get("MKL_CBWR") or NATIVE, **mkl_branches(), "cpu": cpu_model(),
+            "machine": platform.machine(), "torch": torch.__version__,
+            "blas": "mkl" if torch.backends.mkl.is_available() else "other",
             "deterministic": torch.are_deterministic_algorithms_enabled() or not torch.cuda.is_available()}
 
 
@@ -170,15 +210,19 @@ def describe(numerics: Numerics) -> str:
 
 
 # the fields that change a CPU figure; the rest (cpu, torch, ...) are told, since a different
-# CPU at the same settings must give the same figure and a different torch is a new recipe
+# CPU at the same settings should give the same figure (it does not across vendors: MKL's
+# branch, above) and a different torch is a new recipe
 SETTINGS = ("threads", "cpu_capability", "mkl_cbwr")
-CONTEXT = ("torch", "blas", "machine", "cpu")
+CONTEXT = ("mkl_branch", "torch", "blas", "machine", "cpu")
+SINCE = ("mkl_branch",)  # recorded since 2026-11-27: a record older than that says nothing of it
 
 
 def differences(recorded: dict, here: dict) -> list[str]:
     """``field: recorded X, here Y`` for each setting or library that differs."""
     out = []
     for key in SETTINGS + CONTEXT:
+        if key in SINCE and key not in recorded:
+            continue
         a, b = recorded.get(key), here.get(key)
         if str(a).lower() != str(b).lower():
             out.append(f"{key}: recorded {a}, here {b}")
@@ -186,4 +230,4 @@ def differences(recorded: dict, here: dict) -> list[str]:
 
 
 __all__ = ["NATIVE", "STANDARD", "Numerics", "NumericsError", "cpu_model", "describe", "differences", "export",
-           "measured", "pin", "requested"]
+           "measured", "mkl_branches", "pin", "requested"]

@@ -49,6 +49,37 @@ def test_a_record_names_its_numerics_and_they_round_trip():
     assert numerics.differences(here, here) == []
     other = {**here, "threads": 2, "torch": "9.9"}
     assert numerics.differences(other, here) == ["threads: recorded 2, here 1", f"torch: recorded 9.9, here {here['torch']}"]
+    if "mkl_branch" in here:  # MKL's own report; a record older than it is not told it differs
+        assert numerics.differences({**here, "mkl_branch": "AUTO"}, here) == [
+            f"mkl_branch: recorded AUTO, here {here['mkl_branch']}"]
+        assert numerics.differences({k: v for k, v in here.items() if k != "mkl_branch"}, here) == []
+
+
+def cpu_vendor() -> str:
+    for line in open("/proc/cpuinfo").read().splitlines():
+        if line.startswith("vendor_id"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+@pytest.mark.skipif(not numerics.mkl_branches(), reason="this torch exports no MKL service calls (a build without MKL)")
+def test_a_record_names_the_branch_mkl_itself_reports():
+    """MKL's report of its branch, asked for through POSBENCH_MKL_CBWR: COMPATIBLE takes on every
+    x86-64 CPU; AVX2,STRICT takes on an Intel CPU with AVX2 (on another vendor's, Intel documents
+    a fallback to AUTO, which is what the record then says)."""
+    code = ("import suite, torch; from suite.core import numerics; numerics.pin(); torch.ones(8, 8) @ torch.ones(8, 8); "
+            "b = numerics.mkl_branches(); print(b['mkl_branch'], b['mkl_auto_branch'])")
+    compatible = run_python(code, POSBENCH_MKL_CBWR="COMPATIBLE")
+    assert compatible.returncode == 0, compatible.stderr
+    assert compatible.stdout.split()[0] == "COMPATIBLE"
+    standard = run_python(code)
+    assert standard.returncode == 0, standard.stderr
+    branch, auto = standard.stdout.split()
+    assert auto in numerics.MKL_BRANCH_NAMES.values() and auto not in ("AUTO", "COMPATIBLE")
+    if cpu_vendor() == "GenuineIntel" and "avx2" in numerics.cpu_flags():
+        assert branch == "AVX2,STRICT"
+    else:
+        assert branch in ("AVX2,STRICT", "AUTO")
 
 
 @pytest.mark.skipif(not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= numerics.cpu_flags(),

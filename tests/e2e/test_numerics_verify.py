@@ -34,6 +34,7 @@ def test_grid_workers_record_the_numerics_verify_reproduces_bit_for_bit(tiny_gri
         recorded = json.loads(path.read_text())["provenance"]["numerics"]
         assert numerics.Numerics.from_record(recorded) == numerics.STANDARD
         assert recorded["cpu"] == numerics.cpu_model()
+        assert recorded.get("mkl_branch") == numerics.mkl_branches().get("mkl_branch")  # MKL's own report
     capsys.readouterr()
     assert main(["--root", str(project_root), "verify", str(records[0])]) == 0
     out = capsys.readouterr().out
