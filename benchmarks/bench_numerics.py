@@ -1,18 +1,22 @@
 """What the pinned numerics cost in speed: training steps at the standard numerics
 (suite.core.numerics: one thread, ATen at AVX2, MKL's AVX2 branch in strict mode) against
-the same steps at the CPU's own (ATen and MKL at whatever the CPU has), one thread each.
+the same steps at the CPU's own (``--against native``: ATen and MKL at whatever the CPU has),
+or at MKL's COMPATIBLE branch (``--against compatible``: the one branch Intel documents as the
+same on Intel and other vendors' CPUs), one thread each.
 
 Each setting runs in a process of its own (ATen's SIMD level is fixed at a process's first
 kernel); the two alternate round by round, so the machine's other load falls on both alike.
 A round times ``--steps`` bare training steps (suite.bench.training_steps.bare_step_times:
 the model, optimizer, schedule, loss and clipping of training) of the tiny model for each
 encoding at the default job's shapes (language modelling: B 16, T 64; flip-flop: B 32, T 16).
-The table gives each setting's median step and the ratio pinned / native.
+The table gives each setting's median step and the ratio pinned / the other.
 
     .venv/bin/python benchmarks/bench_numerics.py [--rounds 5] [--steps 30] [--encodings nope,rope,alibi]
+        [--against native|compatible]
 
-Writes results/benchmarks/bench_numerics.json beside the table, with the CPU, the load
-average before and after, and both settings' recorded numerics.
+Writes results/benchmarks/bench_numerics.json (bench_numerics-compatible.json for
+``--against compatible``) beside the table, with the CPU, the load average before and after,
+and both settings' recorded numerics.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"native": {"POSBENCH_CPU_CAPABILITY": "native", "POSBENCH_MKL_CBWR": "native"},
+            "compatible": {"POSBENCH_MKL_CBWR": "COMPATIBLE"},  # the rest standard
             "pinned": {}}  # the standard numerics
 SHAPES = {"lm": (16, 64), "flip-flop": (32, 16)}
 
@@ -65,26 +70,29 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--encodings", default="nope,rope,alibi")
+    parser.add_argument("--against", choices=("native", "compatible"), default="native")
     args = parser.parse_args()
+    other, pair = args.against, (args.against, "pinned")
     load_before = os.getloadavg()
-    times: dict[str, dict[str, list[float]]] = {s: {} for s in SETTINGS}
+    times: dict[str, dict[str, list[float]]] = {s: {} for s in pair}
     recorded = {}
     for r in range(args.rounds):
-        for setting in (SETTINGS if r % 2 == 0 else reversed(list(SETTINGS))):
+        for setting in (pair if r % 2 == 0 else reversed(pair)):
             result = one_round(setting, args.steps, args.encodings)
             recorded[setting] = result["numerics"]
             for key, ts in result["times"].items():
                 times[setting].setdefault(key, []).extend(ts)
     rows = []
-    print(f"{'encoding/shape':<20} {'native ms':>10} {'pinned ms':>10} {'pinned/native':>14}")
-    for key in times["native"]:
-        native, pinned = statistics.median(times["native"][key]), statistics.median(times["pinned"][key])
-        rows.append({"piece": key, "native_ms": native * 1e3, "pinned_ms": pinned * 1e3, "ratio": pinned / native})
-        print(f"{key:<20} {native * 1e3:>10.2f} {pinned * 1e3:>10.2f} {pinned / native:>14.3f}")
+    print(f"{'encoding/shape':<20} {other + ' ms':>14} {'pinned ms':>10} {'pinned/' + other:>18}")
+    for key in times[other]:
+        theirs, pinned = statistics.median(times[other][key]), statistics.median(times["pinned"][key])
+        rows.append({"piece": key, f"{other}_ms": theirs * 1e3, "pinned_ms": pinned * 1e3, "ratio": pinned / theirs})
+        print(f"{key:<20} {theirs * 1e3:>14.2f} {pinned * 1e3:>10.2f} {pinned / theirs:>18.3f}")
     overall = statistics.median(r["ratio"] for r in rows)
-    print(f"median ratio pinned / native: {overall:.3f} ({args.rounds} rounds of {args.steps} steps, alternating; "
+    print(f"median ratio pinned / {other}: {overall:.3f} ({args.rounds} rounds of {args.steps} steps, alternating; "
           f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f})")
-    out = ROOT / "results" / "benchmarks" / "bench_numerics.json"
+    name = "bench_numerics.json" if other == "native" else f"bench_numerics-{other}.json"
+    out = ROOT / "results" / "benchmarks" / name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"rows": rows, "median_ratio": overall, "rounds": args.rounds, "steps": args.steps,
                                "load_before": load_before, "load_after": os.getloadavg(), "numerics": recorded},
