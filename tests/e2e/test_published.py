@@ -126,3 +126,20 @@ def test_every_published_run_id_is_still_the_id_of_its_run():
     assert records
     changed = [r["run_id"] for r in records if TrainingRun.from_dict(r["run"]).run_id != r["run_id"]]
     assert changed == []
+
+
+def test_every_seed_of_a_board_was_computed_on_one_cpu_model():
+    """A board's statistics pair its rows seed by seed, and the CPU model decides the bits under
+    the pinned numerics (MKL's branch: docs/concepts/reproducibility.md). So every training run of
+    one size, task and seed, and every evaluation of those runs, names one CPU model: a seed that
+    mixed them would pair figures of two arithmetics. Different seeds may come from different CPUs."""
+    with gzip.open(REPO / "leaderboard" / "runs.jsonl.gz", "rt") as f:
+        runs = {r["run_id"]: r for r in map(json.loads, f)}
+    with gzip.open(REPO / "leaderboard" / "evals.jsonl.gz", "rt") as f:
+        evals = [json.loads(line) for line in f]
+    cpus: dict[tuple, set] = {}
+    for record, run in [*((r, r) for r in runs.values()), *((e, runs[e["run_id"]]) for e in evals)]:
+        cpu = (record["provenance"].get("numerics") or {}).get("cpu")
+        cpus.setdefault((run["size"], run["task"], run["seed"]), set()).add(cpu)
+    assert len(cpus) > 1 and all(None not in named for named in cpus.values())
+    assert {key: named for key, named in cpus.items() if len(named) > 1} == {}
