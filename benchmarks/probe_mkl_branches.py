@@ -88,7 +88,8 @@ def main() -> None:
     print(f"{'MKL_CBWR asked':<16} {'MKL reports':<16} {'weights sha256':<18} same bits as")
     for row in rows:
         same = [r["asked"] for r in rows if r is not row and r["weights_sha256"] == row["weights_sha256"]]
-        print(f"{row['asked']:<16} {row['mkl_branch'] or '?':<16} {row['weights_sha256'][:16]:<18} {', '.join(same) or '-'}")
+        print(f"{row['asked']:<16} {row['mkl_branch'] or '?':<16} {row['weights_sha256'][:16]:<18} "
+              f"{', '.join(same) or '-'}")
     out = ROOT / "results" / "benchmarks" / "probe_mkl_branches.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"cpu": cpu, "encoding": args.encoding, "steps": args.steps, "rows": rows,

@@ -67,7 +67,8 @@ def test_a_record_names_the_branch_mkl_itself_reports():
     """MKL's report of its branch, asked for through POSBENCH_MKL_CBWR: COMPATIBLE takes on every
     x86-64 CPU; AVX2,STRICT takes on an Intel CPU with AVX2 (on another vendor's, Intel documents
     a fallback to AUTO, which is what the record then says)."""
-    code = ("import suite, torch; from suite.core import numerics; numerics.pin(); torch.ones(8, 8) @ torch.ones(8, 8); "
+    code = ("import suite, torch; from suite.core import numerics; numerics.pin(); "
+            "torch.ones(8, 8) @ torch.ones(8, 8); "
             "b = numerics.mkl_branches(); print(b['mkl_branch'], b['mkl_auto_branch'])")
     compatible = run_python(code, POSBENCH_MKL_CBWR="COMPATIBLE")
     assert compatible.returncode == 0, compatible.stderr
