@@ -60,6 +60,7 @@ def load_runs(con) -> dict[str, dict]:
                                    coalesce(json_extract(run, '$.parent.train'), json_extract(run, '$.train')) AS train,
                                    json_extract(run, '$.size') AS size_spec,
                                    corpus, json_extract_string(run, '$.task.kind') AS kind,
+                                   json_extract_string(numerics, '$.cpu') AS cpu,
                                    e.eval_peak_memory_mb, e.eval_wall_s
                             FROM runs LEFT JOIN (
                                 SELECT run_id, max(peak_memory_mb) AS eval_peak_memory_mb, sum(wall_s) AS eval_wall_s

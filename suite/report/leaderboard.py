@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from suite.report.board_cpus import cpu_note
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
 from suite.report.board_types import Board
 from suite.report.figures import Sources
@@ -72,4 +73,7 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
     carriers = [b for boards in by_kind.values() for b in boards if kind_of(b).carries_checkpoint_columns]
     for kind in kinds:
         kind.lend(by_kind[kind.name], carriers)
+    for board in (b for boards in by_kind.values() for b in boards):
+        if note := cpu_note(board, sources.runs):
+            board.notes.append(note)
     return Leaderboard(by_kind, sources.runs)

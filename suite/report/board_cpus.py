@@ -1,0 +1,61 @@
+"""Which CPU models a board's seeds were computed on, said on the board when there are several.
+
+Under the pinned numerics (suite.core.numerics) the CPU model still decides a figure's bits:
+MKL's AVX2 branch is Intel's promise on Intel CPUs only, and on an AMD CPU MKL takes its own
+branch (docs/concepts/reproducibility.md). A board pairs its rows seed by seed, so each seed's
+rows must come from one CPU model (the published snapshot is tested for it); different seeds may
+come from different ones, which then act as a block factor across seeds. A reader who re-runs a
+record needs to know which CPU it names, so a board whose seeds span CPU models says which seeds
+ran where.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from suite.report.board_types import Board
+
+
+def seed_ranges(seeds: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2, 5, 7-8'."""
+    out: list[str] = []
+    last = None
+    for seed in sorted(set(seeds)):
+        if last is not None and seed == last + 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{seed}"
+        else:
+            out.append(str(seed))
+        last = seed
+    return ", ".join(out)
+
+
+def cpus_by_seed(board: Board, runs: dict[str, dict]) -> dict[int, set[str]]:
+    """seed -> the CPU models named by the training runs of the board's size, task, seeds and
+    checkpoints (a training-free row's checkpoint is its ``trained_as``)."""
+    encodings = {entry.trained_as or entry.encoding for entry in board.entries}
+    seeds = set(board.seeds)
+    out: dict[int, set[str]] = defaultdict(set)
+    for run in runs.values():
+        if (run.get("cpu") and run["size"] == board.size and run["task"] == board.task and run["seed"] in seeds
+                and run["encoding"] in encodings):
+            out[run["seed"]].add(run["cpu"])
+    return dict(out)
+
+
+def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
+    """The board's note when its seeds come from more than one CPU model, else None."""
+    by_seed = cpus_by_seed(board, runs)
+    models = sorted({cpu for cpus in by_seed.values() for cpu in cpus})
+    if len(models) < 2:
+        return None
+    mixed = sorted(seed for seed, cpus in by_seed.items() if len(cpus) > 1)
+    parts = [f"{model} (seeds {seed_ranges([s for s, cpus in by_seed.items() if cpus == {model}])})"
+             for model in models if any(cpus == {model} for cpus in by_seed.values())]
+    text = (f"Computed on {len(models)} CPU models, each seed's rows on one: {'; '.join(parts)}. Under the pinned "
+            "numerics the CPU model still decides a figure's bits (MKL's branch is Intel's on Intel CPUs only), so a "
+            "record is re-run on the CPU it names.")
+    if mixed:  # the snapshot's test forbids it; a database of one's own results may still have it
+        text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "
+                 f"{'mixes' if len(mixed) == 1 else 'mix'} CPU models across rows, so "
+                 f"{'its' if len(mixed) == 1 else 'their'} paired differences compare two arithmetics.")
+    return text

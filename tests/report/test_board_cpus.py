@@ -1,0 +1,90 @@
+"""A board whose seeds were computed on more than one CPU model says which seeds ran where
+(suite.report.board_cpus), since the CPU model decides a figure's bits under the pinned numerics.
+Built by ``ingest`` and the leaderboard from real records: the published four-layer board, whose
+seeds came from two CPU models, cut to three encodings."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from suite.report.board_cpus import seed_ranges
+from suite.report.leaderboard import build
+from suite.results.records import write_record
+from suite.results.snapshot_files import EVALS, RUNS, read_records
+from suite.results.store import connect_readonly, ingest
+
+from tests.conftest import REPO
+
+SNAPSHOT = REPO / "leaderboard"
+BOARD = ("tiny-4l", "lm")
+ENCODINGS = ("nope", "rope", "yarn")
+
+
+def test_seed_ranges_join_consecutive_seeds():
+    assert seed_ranges([7, 0, 1, 2, 5, 8]) == "0-2, 5, 7-8"
+    assert seed_ranges([3]) == "3" and seed_ranges([]) == ""
+
+
+def snapshot_cut() -> tuple[list, list]:
+    runs = [r for r in read_records(SNAPSHOT / RUNS, "training_run")
+            if (r.size, r.task) == BOARD and r.encoding in ENCODINGS and r.status == "done"]
+    ids = {r.run_id for r in runs}
+    return runs, [e for e in read_records(SNAPSHOT / EVALS, "evaluation") if e.run_id in ids]
+
+
+def board_notes(root: Path, runs: list, evals: list) -> str:
+    for r in runs:
+        write_record(r, root / "runs")
+    for e in evals:
+        write_record(dataclasses.replace(e, samples=None), root / "evals")
+    ingest(root / "runs", root / "evals", root / "db.duckdb")
+    con = connect_readonly(root / "db.duckdb")
+    try:
+        board = build(con).find("lm-tiny-4l-lm")
+    finally:
+        con.close()
+    assert board is not None
+    return " ".join(board.notes)
+
+
+def with_cpu(record, cpu: str):
+    numerics = {**record.provenance.numerics, "cpu": cpu}
+    return dataclasses.replace(record, provenance=dataclasses.replace(record.provenance, numerics=numerics))
+
+
+@pytest.fixture(scope="module")
+def cut():
+    runs, evals = snapshot_cut()
+    cpus: dict[str, set[int]] = {}
+    for r in runs:
+        cpus.setdefault(r.provenance.numerics["cpu"], set()).add(r.seed)
+    if len(cpus) < 2:
+        pytest.skip("the published four-layer board names one CPU model")
+    return runs, evals, cpus
+
+
+def test_a_board_of_two_cpu_models_says_which_seeds_ran_where(cut, tmp_path):
+    runs, evals, cpus = cut
+    notes = board_notes(tmp_path, runs, evals)
+    expected = "; ".join(f"{cpu} (seeds {seed_ranges(sorted(seeds))})" for cpu, seeds in sorted(cpus.items()))
+    assert f"Computed on {len(cpus)} CPU models, each seed's rows on one: {expected}." in notes
+    assert "mix CPU models" not in notes
+
+
+def test_a_board_of_one_cpu_model_says_nothing_of_it(cut, tmp_path):
+    runs, evals, _ = cut
+    notes = board_notes(tmp_path, [with_cpu(r, "One CPU") for r in runs], evals)
+    assert "CPU model" not in notes
+
+
+def test_a_seed_whose_rows_mix_cpu_models_is_named(cut, tmp_path):
+    """A database of one's own results may pair figures of two CPUs within a seed (the published
+    snapshot may not: tests/e2e/test_published.py); the board names that seed."""
+    runs, evals, _ = cut
+    seed = min(r.seed for r in runs)
+    doctored = [with_cpu(r, "Another CPU") if (r.seed, r.encoding) == (seed, "rope") else r for r in runs]
+    notes = board_notes(tmp_path, doctored, evals)
+    assert f"Seed {seed} mixes CPU models across rows, so its paired differences compare two arithmetics." in notes
