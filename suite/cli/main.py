@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="which run of each stratum is drawn (default 0)")
     p.add_argument("--cheapest", action="store_true", help="the quickest run of each stratum instead of a drawn one")
     p.add_argument("--grids", nargs="+", metavar="GRID", help="only the runs of these grids (by name)")
+    p.add_argument("--cpu", choices=("this", "any"), default="this",
+                   help="this (default): only runs whose records name this machine's CPU model, where bit-identity "
+                        "is claimed; any: every run (on another CPU model figures may differ in their last bits)")
     p.set_defaults(func=cmd_replicate)
 
     p = sub.add_parser("submit", help="write submissions/NAME/: what a pull request for encoding NAME needs "

@@ -53,6 +53,8 @@ def cmd_verify(args) -> int:
     if result.numerics_differ:
         console.print("the re-run's numerics differ from the record's: " + "; ".join(result.numerics_differ),
                       markup=False, soft_wrap=True)
+        if note := numerics.machine_class_note(result.numerics_differ):
+            console.print(f"note: {note}", markup=False, soft_wrap=True)
     return 1 if result.mismatches else 0
 
 
@@ -99,7 +101,7 @@ def cmd_replicate(args) -> int:
     folder = (project.root / args.snapshot).resolve()
     try:
         result = replicate(folder, project, args.sample, args.seed, args.cheapest,
-                           set(args.grids) if args.grids else None,
+                           set(args.grids) if args.grids else None, this_cpu=args.cpu == "this",
                            log=lambda line: console.print(line, markup=False, soft_wrap=True))
     except (FileNotFoundError, RecordError, ValueError) as exc:
         err_console.print(f"error: {exc}", markup=False, soft_wrap=True)

@@ -229,5 +229,16 @@ def differences(recorded: dict, here: dict) -> list[str]:
     return out
 
 
+def machine_class_note(found: list[str]) -> str | None:
+    """What a reader should know when :func:`differences` found another CPU model or MKL branch:
+    under the same settings those still change the bits, so a figure is claimed on the CPU model
+    its record names (docs/concepts/reproducibility.md)."""
+    if not any(line.startswith(("cpu:", "mkl_branch:")) for line in found):
+        return None
+    return ("the record was computed on another CPU model (or MKL branch): under the same settings those still "
+            "change a figure's last bits (MKL's AVX2 branch is Intel's promise on Intel CPUs only), so bit-identity "
+            "is claimed on the CPU model a record names")
+
+
 __all__ = ["NATIVE", "STANDARD", "Numerics", "NumericsError", "cpu_model", "describe", "differences", "export",
-           "measured", "mkl_branches", "pin", "requested"]
+           "machine_class_note", "measured", "mkl_branches", "pin", "requested"]

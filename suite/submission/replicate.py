@@ -12,6 +12,11 @@ trained); the strata are taken in turn across grids, and within a grid across ta
 twenty pieces touch every grid and task before any repeats. Within a stratum the piece is
 drawn with ``seed`` (or, with ``cheapest``, the one whose training and its ancestors' took the
 least recorded time: CI's sample).
+
+Only runs whose records name this machine's CPU model are sampled unless asked otherwise
+(``this_cpu=False``, ``--cpu any``): under the pinned numerics the CPU model still decides a
+figure's last bits (MKL's AVX2 branch is Intel's promise on Intel CPUs only;
+docs/concepts/reproducibility.md), so bit-identity is claimed on the CPU model a record names.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite.core.numerics import cpu_model, machine_class_note
 from suite.results.records import read_record, scan, write_record
 from suite.results.rows import MetricRow
 from suite.specs import Project
@@ -88,9 +94,14 @@ def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list
     return out
 
 
+def recorded_cpu(record) -> str | None:
+    return (record.provenance.numerics or {}).get("cpu")
+
+
 def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 0, cheapest: bool = False,
-           grids: set[str] | None = None) -> list[Piece]:
-    """``n`` pieces of the done training runs in ``scratch``, stratified (module docstring)."""
+           grids: set[str] | None = None, cpu: str | None = None) -> list[Piece]:
+    """``n`` pieces of the done training runs in ``scratch`` (those whose records name ``cpu``,
+    when given), stratified (module docstring)."""
     runs = {r.run_id: r for r in scan(scratch.runs, "training_run").records if r.status == "done"}
     evals = defaultdict(int)
     for e in scan(scratch.evals, "evaluation").records:
@@ -100,7 +111,7 @@ def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 
     for run_id, record in sorted(runs.items()):
         # a run several grids plan belongs to the first of them that is asked for
         grid = next((g for g in grid_of.get(run_id, ["?"]) if grids is None or g in grids), None)
-        if grid is not None:
+        if grid is not None and (cpu is None or recorded_cpu(record) == cpu):
             strata[grid][record.task][record.encoding].append(record)
     rng = random.Random(seed)
     # the strata in turn: across grids, within a grid across tasks, then encodings
@@ -177,8 +188,9 @@ def with_reruns(scratch: Project, outcomes: list[Outcome]) -> None:
 
 
 def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: bool = False,
-              grids: set[str] | None = None, log=print) -> Replication:
+              grids: set[str] | None = None, this_cpu: bool = True, log=print) -> Replication:
     """Sample, re-run and compare (module docstring); nothing under ``project`` changes."""
+
     from suite.results.snapshot import read_info, unpack
     from suite.results.store import ingest
 
@@ -189,11 +201,19 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
     with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
         scratch = Project(Path(tmp))
         unpack(folder, scratch)
-        pieces = sample(scratch, grids_of_runs(info.get("grids", []), project), n, seed, cheapest, grids)
+        here = cpu_model() if this_cpu else None
+        grid_of = grids_of_runs(info.get("grids", []), project)
+        pieces = sample(scratch, grid_of, n, seed, cheapest, grids, here)
+        if not pieces and here is not None and sample(scratch, grid_of, 1, seed, cheapest, grids):
+            named = sorted({str(recorded_cpu(r)) for r in scan(scratch.runs, "training_run").records})
+            raise ValueError(f"no training run of {folder.name}/ names this machine's CPU model ({here}); its "
+                             f"records name {', '.join(named)}. `--cpu any` re-runs them here, where bit-identity "
+                             "is not claimed: under the same numerics another CPU model may change the last bits")
         if not pieces:  # nothing re-run is nothing replicated, never a success
             raise ValueError(f"no training run of {folder.name}/ is planned by its grids as they are now "
                              "(a recipe changed since it was published?): nothing to re-run")
-        log(f"{len(pieces)} piece(s) of {folder.name}/, stratified over grids, tasks and encodings")
+        log(f"{len(pieces)} piece(s) of {folder.name}/, stratified over grids, tasks and encodings"
+            + (f", of the runs computed on this CPU model ({here})" if here else ""))
         outcomes = []
         for i, piece in enumerate(pieces, 1):
             outcome = replicate_piece(piece, scratch)
@@ -215,4 +235,6 @@ def describe(outcome: Outcome) -> str:
     text += ", made before records named their numerics)" if outcome.piece.legacy else ")"
     if outcome.numerics_differ:
         text += "; numerics differ: " + "; ".join(outcome.numerics_differ)
+        if note := machine_class_note(outcome.numerics_differ):
+            text += f" ({note})"
     return text + (f"; {outcome.detail}" if outcome.verdict == DIFFERENT and outcome.detail else "")
