@@ -71,7 +71,7 @@ def test_a_board_of_two_cpu_models_says_which_seeds_ran_where(cut, tmp_path):
     notes = board_notes(tmp_path, runs, evals)
     expected = "; ".join(f"{cpu} (seeds {seed_ranges(sorted(seeds))})" for cpu, seeds in sorted(cpus.items()))
     assert f"Computed on {len(cpus)} CPU models, each seed's rows on one: {expected}." in notes
-    assert "mix CPU models" not in notes
+    assert "CPU models across rows" not in notes  # no seed mixes them
 
 
 def test_a_board_of_one_cpu_model_says_nothing_of_it(cut, tmp_path):
