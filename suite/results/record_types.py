@@ -37,6 +37,11 @@ class Provenance:
     # None in records older than that: posbench verify then re-runs them with the standard numerics
     numerics: dict | None = None
 
+    @property
+    def cpu(self) -> str | None:
+        """The CPU model the piece was computed on (part of its machine class), if recorded."""
+        return (self.numerics or {}).get("cpu")
+
 
 @dataclass(frozen=True)
 class TrainingProvenance(Provenance):

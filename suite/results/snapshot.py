@@ -95,7 +95,7 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     cpu_s = sum(r.provenance.wall_s or 0 for r in [*runs.values(), *evals.values()])
     finished = sorted(r.provenance.finished_at for r in [*runs.values(), *evals.values()] if r.provenance.finished_at)
     commits = sorted({r.provenance.git_commit for r in [*runs.values(), *evals.values()] if r.provenance.git_commit})
-    cpus = sorted({(r.provenance.numerics or {}).get("cpu") for r in [*runs.values(), *evals.values()]} - {None})
+    cpus = sorted({r.provenance.cpu for r in [*runs.values(), *evals.values()]} - {None})
     info = {"grids": sorted(plans), "git_commit": git_commit(project.root, ignore=out),
             "record_commits": commits, "record_cpus": cpus,
             "published_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -94,10 +94,6 @@ def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list
     return out
 
 
-def recorded_cpu(record) -> str | None:
-    return (record.provenance.numerics or {}).get("cpu")
-
-
 def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 0, cheapest: bool = False,
            grids: set[str] | None = None, cpu: str | None = None) -> list[Piece]:
     """``n`` pieces of the done training runs in ``scratch`` (those whose records name ``cpu``,
@@ -111,7 +107,7 @@ def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 
     for run_id, record in sorted(runs.items()):
         # a run several grids plan belongs to the first of them that is asked for
         grid = next((g for g in grid_of.get(run_id, ["?"]) if grids is None or g in grids), None)
-        if grid is not None and (cpu is None or recorded_cpu(record) == cpu):
+        if grid is not None and (cpu is None or record.provenance.cpu == cpu):
             strata[grid][record.task][record.encoding].append(record)
     rng = random.Random(seed)
     # the strata in turn: across grids, within a grid across tasks, then encodings
@@ -205,7 +201,7 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
         grid_of = grids_of_runs(info.get("grids", []), project)
         pieces = sample(scratch, grid_of, n, seed, cheapest, grids, here)
         if not pieces and here is not None and sample(scratch, grid_of, 1, seed, cheapest, grids):
-            named = sorted({str(recorded_cpu(r)) for r in scan(scratch.runs, "training_run").records})
+            named = sorted({str(r.provenance.cpu) for r in scan(scratch.runs, "training_run").records})
             raise ValueError(f"no training run of {folder.name}/ names this machine's CPU model ({here}); its "
                              f"records name {', '.join(named)}. `--cpu any` re-runs them here, where bit-identity "
                              "is not claimed: under the same numerics another CPU model may change the last bits")
