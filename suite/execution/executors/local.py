@@ -6,7 +6,6 @@ inherits from this one: the figures do not depend on N or on the machine."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from rich.text import Text
 from suite.core import numerics
 from suite.execution.progress import GridProgress
 from suite.execution.runner import Progress, run_plan
+from suite.execution.sigterm import sigterm_exits
 from suite.execution.executors.base import EXECUTORS, Executor
 
 
@@ -51,26 +51,21 @@ class Local(Executor):
         # A SIGTERM (kill, a scheduler's cancel) ends this process through the finally below, so
         # that it stops its workers too (Ctrl-C reaches them itself: they share the terminal's
         # process group); their claims go stale and a rerun takes them over.
-        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-        try:
-            for log in logs:
-                with open(log, "w") as out:
-                    workers.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT))
-            show(progress, workers, console, refresh_s)
-            codes = [w.wait() for w in workers]
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-            stop(workers)
+        with sigterm_exits():
+            try:
+                for log in logs:
+                    with open(log, "w") as out:
+                        workers.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT))
+                show(progress, workers, console, refresh_s)
+                codes = [w.wait() for w in workers]
+            finally:
+                stop(workers)
         for log, code in zip(logs, codes):
             if code:
                 tail = log.read_text().splitlines()[-15:]
                 console.print(f"[red]worker {log.stem} exited with {code}[/]; the end of {log}:", markup=True)
                 console.print("\n".join(tail), markup=False)
         return max(codes)
-
-
-def _exit_on_sigterm(signum, frame):
-    raise SystemExit(128 + signum)
 
 
 def stop(workers: list, grace_s: float = 10.0) -> None:
