@@ -22,6 +22,7 @@ from pathlib import Path
 from suite.core import numerics
 from suite.core.aside import set_aside
 from suite.execution.claims import try_claim
+from suite.execution.sigterm import sigterm_exits
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
 from suite.core.runtime import evaluation_device, peak_memory_mb, reset_peak_memory
@@ -267,7 +268,16 @@ def run_plan(plan: Plan, project: Project, console, retry_failed: bool = False, 
              poll_s: float = 2.0) -> Progress:
     """Every pending piece of ``plan``, training run by training run, shared with any other
     process working on the same results folder (claims): each piece is done once, by one
-    of them. Returns when nothing is left that this process could do or wait for."""
+    of them. Returns when nothing is left that this process could do or wait for.
+
+    A SIGTERM anywhere in it (before a fit has installed Lightning's handler, between pieces,
+    in an evaluation) ends it as ``SystemExit(143)``, which releases this process's claims on
+    the way out: a rerun, on any host, takes the pieces up at once."""
+    with sigterm_exits():
+        return _run_plan(plan, project, console, retry_failed, progress_bar, poll_s)
+
+
+def _run_plan(plan: Plan, project: Project, console, retry_failed: bool, progress_bar: bool, poll_s: float) -> Progress:
     work = _Pass(project, console, retry_failed, progress_bar)
     while True:
         todo = pending(plan, project, retry_failed, frozenset(work.attempted))
