@@ -1,7 +1,8 @@
 """A board whose seeds were computed on more than one CPU model says which seeds ran where
 (suite.report.board_cpus), since the CPU model decides a figure's bits under the pinned numerics.
 Built by ``ingest`` and the leaderboard from real records: the published four-layer board, whose
-seeds came from two CPU models, cut to three encodings."""
+seeds came from two CPU models, cut to three encodings and the first seeds of each CPU model (a
+cut, so the three ingests take the same time as more seeds are published)."""
 
 from __future__ import annotations
 
@@ -16,23 +17,16 @@ from suite.results.records import write_record
 from suite.results.snapshot_files import EVALS, RUNS, read_records
 from suite.results.store import connect_readonly, ingest
 
-from tests.conftest import REPO
+from tests.snapshot_cut import cut_snapshot
 
-SNAPSHOT = REPO / "leaderboard"
 BOARD = ("tiny-4l", "lm")
 ENCODINGS = ("nope", "rope", "yarn")
+SEEDS_PER_CPU = 3
 
 
 def test_seed_ranges_join_consecutive_seeds():
     assert seed_ranges([7, 0, 1, 2, 5, 8]) == "0-2, 5, 7-8"
     assert seed_ranges([3]) == "3" and seed_ranges([]) == ""
-
-
-def snapshot_cut() -> tuple[list, list]:
-    runs = [r for r in read_records(SNAPSHOT / RUNS, "training_run")
-            if (r.size, r.task) == BOARD and r.encoding in ENCODINGS and r.status == "done"]
-    ids = {r.run_id for r in runs}
-    return runs, [e for e in read_records(SNAPSHOT / EVALS, "evaluation") if e.run_id in ids]
 
 
 def board_notes(root: Path, runs: list, evals: list) -> str:
@@ -56,14 +50,23 @@ def with_cpu(record, cpu: str):
 
 
 @pytest.fixture(scope="module")
-def cut():
-    runs, evals = snapshot_cut()
-    cpus: dict[str, set[int]] = {}
+def cut(tmp_path_factory):
+    """The board's done runs of ENCODINGS and their evaluations, at the first SEEDS_PER_CPU seeds
+    of each CPU model, with {CPU model: its seeds}."""
+    folder = tmp_path_factory.mktemp("board-cpus") / "snapshot"
+    cut_snapshot(folder, ["power-lm-tiny-4l"], lambda r: (r["size"], r["task"]) == BOARD
+                 and r["encoding"] in ENCODINGS and r["status"] == "done")
+    runs = read_records(folder / RUNS, "training_run")
+    seeds_of: dict[str, set[int]] = {}
     for r in runs:
-        cpus.setdefault(r.provenance.numerics["cpu"], set()).add(r.seed)
-    if len(cpus) < 2:
+        seeds_of.setdefault(r.provenance.cpu, set()).add(r.seed)
+    if len(seeds_of) < 2:
         pytest.skip("the published four-layer board names one CPU model")
-    return runs, evals, cpus
+    cpus = {cpu: set(sorted(seeds)[:SEEDS_PER_CPU]) for cpu, seeds in seeds_of.items()}
+    kept = set().union(*cpus.values())
+    runs = [r for r in runs if r.seed in kept]
+    ids = {r.run_id for r in runs}
+    return runs, [e for e in read_records(folder / EVALS, "evaluation") if e.run_id in ids], cpus
 
 
 def test_a_board_of_two_cpu_models_says_which_seeds_ran_where(cut, tmp_path):
