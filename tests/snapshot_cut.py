@@ -24,6 +24,12 @@ def _read(name: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
+def published_runs() -> list[dict]:
+    """Every training run record of the published snapshot, as dicts (a cut reads the
+    evaluations too: several times the runs' size)."""
+    return _read("runs.jsonl.gz")
+
+
 def _write(path: Path, records: list[dict]) -> None:
     with gzip.open(path, "wt") as f:
         f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)
