@@ -52,8 +52,8 @@ def test_ci_sample_of_this_cpus_records_is_bit_identical(tmp_path, capfd):
     records are this CPU's (the test above re-runs them) or where no record names it.
 
     The cut holds the first seed of that grid computed here: re-running one run needs its own
-    records, and unpacking and ingesting the grid's every seed (522 runs of the four-layer board
-    on the Intel Xeon) took longer than the re-run."""
+    records, and unpacking and ingesting every seed of the grid (on the Intel Xeon, hundreds of
+    runs of the four-layer board) took longer than the re-run."""
     from tests.conftest import REPO
 
     here = cpu_model()
