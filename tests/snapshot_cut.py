@@ -30,6 +30,12 @@ def published_runs() -> list[dict]:
     return _read("runs.jsonl.gz")
 
 
+def recorded_cpu(record: dict) -> str | None:
+    """The CPU model a run or evaluation record (as a dict) names in its numerics; None for a
+    record made before records named their numerics."""
+    return (record["provenance"].get("numerics") or {}).get("cpu")
+
+
 def _write(path: Path, records: list[dict]) -> None:
     with gzip.open(path, "wt") as f:
         f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)

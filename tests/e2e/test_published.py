@@ -12,6 +12,7 @@ from suite.cli.main import main
 from suite.core.numerics import cpu_model
 
 from tests.conftest import REPO
+from tests.snapshot_cut import recorded_cpu
 
 TASK_TRAIN = {"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1}
 EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False}
@@ -139,7 +140,6 @@ def test_every_seed_of_a_board_was_computed_on_one_cpu_model():
         evals = [json.loads(line) for line in f]
     cpus: dict[tuple, set] = {}
     for record, run in [*((r, r) for r in runs.values()), *((e, runs[e["run_id"]]) for e in evals)]:
-        cpu = (record["provenance"].get("numerics") or {}).get("cpu")
-        cpus.setdefault((run["size"], run["task"], run["seed"]), set()).add(cpu)
+        cpus.setdefault((run["size"], run["task"], run["seed"]), set()).add(recorded_cpu(record))
     assert len(cpus) > 1 and all(None not in named for named in cpus.values())
     assert {key: named for key, named in cpus.items() if len(named) > 1} == {}

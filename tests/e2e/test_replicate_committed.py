@@ -12,12 +12,12 @@ import pytest
 
 from suite.cli.main import main
 from suite.core.numerics import cpu_model
-from tests.snapshot_cut import cut_snapshot, planned_by, published_runs
+from tests.snapshot_cut import cut_snapshot, planned_by, published_runs, recorded_cpu
 
 
 def recorded_cpus(folder) -> set[str]:
     with gzip.open(folder / "runs.jsonl.gz", "rt") as f:
-        return {(json.loads(line)["provenance"].get("numerics") or {}).get("cpu") for line in f}
+        return {recorded_cpu(json.loads(line)) for line in f}
 
 
 def test_ci_sample_of_the_committed_snapshot_is_bit_identical(tmp_path, capfd):
@@ -57,20 +57,20 @@ def test_ci_sample_of_this_cpus_records_is_bit_identical(tmp_path, capfd):
     from tests.conftest import REPO
 
     here = cpu_model()
-    cpu_of = lambda run: (run["provenance"].get("numerics") or {}).get("cpu")  # noqa: E731
     runs = published_runs()
     quick = planned_by("quick")
-    if {cpu_of(run) for run in runs if quick(run)} == {here}:
+    if {recorded_cpu(run) for run in runs if quick(run)} == {here}:
         pytest.skip("the default job's records name this CPU model: the test above re-runs them")
     info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
     for grid in info["grids"]:
         planned = planned_by(grid)
-        seeds = {run["seed"] for run in runs if planned(run) and cpu_of(run) == here}
+        seeds = {run["seed"] for run in runs if planned(run) and recorded_cpu(run) == here}
         if seeds:
             break
     else:
         pytest.skip(f"no published record names this CPU model ({here})")
-    keep = lambda run: planned(run) and cpu_of(run) == here and run["seed"] == min(seeds)  # noqa: E731
+    first = min(seeds)
+    keep = lambda run: planned(run) and recorded_cpu(run) == here and run["seed"] == first  # noqa: E731
     cut_snapshot(tmp_path / grid, [grid], keep)
     assert recorded_cpus(tmp_path / grid) == {here}
     assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / grid),
