@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu", choices=("this", "any"), default="this",
                    help="this (default): only runs whose records name this machine's CPU model, where bit-identity "
                         "is claimed; any: every run (on another CPU model figures may differ in their last bits)")
+    p.add_argument("--json", metavar="FILE", help="also write each piece's figures and each headline as JSON")
     p.set_defaults(func=cmd_replicate)
 
     p = sub.add_parser("submit", help="write submissions/NAME/: what a pull request for encoding NAME needs "

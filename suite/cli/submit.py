@@ -115,6 +115,8 @@ def cmd_replicate(args) -> int:
         console.print(f"headline {board}: {before or 'none'}: {state}", markup=False, soft_wrap=True)
     changed = len(result.headlines_changed)
     console.print(f"headlines: {len(result.headlines) - changed} hold, {changed} changed", markup=False)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.as_json(), indent=1, sort_keys=True))
     bad = result.count(DIFFERENT) + result.count(FAILED) + len(result.headlines_changed)
     return 1 if bad else 0
 

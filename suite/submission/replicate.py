@@ -64,6 +64,7 @@ class Outcome:
     numerics_differ: list[str] = field(default_factory=list)
     reruns: dict[str, list[dict]] = field(default_factory=dict)
     detail: str = ""
+    figures: list[dict] = field(default_factory=list)  # verify's figure by figure (Verification.figures)
 
 
 @dataclass
@@ -77,6 +78,13 @@ class Replication:
 
     def count(self, verdict: str) -> int:
         return sum(o.verdict == verdict for o in self.outcomes)
+
+    def as_json(self) -> dict:
+        """What ``replicate --json`` writes: each piece with its figures, and each headline."""
+        return {"pieces": [{**dataclasses.asdict(o.piece), "verdict": o.verdict, "compared": o.compared,
+                            "identical": o.identical, "numerics_differ": o.numerics_differ, "detail": o.detail,
+                            "figures": o.figures} for o in self.outcomes],
+                "headlines": [{"board": b, "published": before, "rerun": after} for b, before, after in self.headlines]}
 
 
 def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list[str]]:
@@ -157,7 +165,8 @@ def replicate_piece(piece: Piece, scratch: Project, evaluations: bool = True) ->
         result = json.loads(out.read_text())
     return Outcome(piece, result["verdict"], result["compared"], result["identical"], result["mismatches"],
                    result["numerics_differ"], result["reruns"],
-                   "; ".join(line for line in result["lines"] if line.startswith("MISMATCH"))[:500])
+                   "; ".join(line for line in result["lines"] if line.startswith("MISMATCH"))[:500],
+                   result.get("figures", []))
 
 
 def headlines(project: Project) -> dict[str, str | None]:

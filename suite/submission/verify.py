@@ -69,9 +69,15 @@ class Verification:
     numerics_differ: list[str] = field(default_factory=list)  # settings or libraries not as recorded
     # eval_id -> the re-run's metric rows (suite.submission.replicate puts them in the published records' place)
     reruns: dict[str, list[dict]] = field(default_factory=dict)
+    # each compared figure: what, its kind (the metric's name), scale, recorded, re-run, outcome; what a
+    # cross-machine measurement of tolerances reads (benchmarks/measure_tolerances.py)
+    figures: list[dict] = field(default_factory=list)
 
-    def compare(self, what: str, recorded, rerun, tolerance: Tolerance) -> None:
+    def compare(self, what: str, recorded, rerun, tolerance: Tolerance, kind: str | None = None,
+                scale: int | None = None) -> None:
         outcome = tolerance.outcome(recorded, rerun)
+        self.figures.append({"what": what, "kind": kind or what, "scale": scale, "recorded": recorded,
+                             "rerun": rerun, "outcome": outcome})
         self.compared += 1
         self.matched += outcome != DIFFERENT
         self.identical += outcome == IDENTICAL
@@ -95,7 +101,7 @@ class Verification:
         """What ``posbench verify --json`` writes."""
         return {"verdict": self.verdict, "compared": self.compared, "matched": self.matched,
                 "identical": self.identical, "mismatches": self.mismatches, "numerics_differ": self.numerics_differ,
-                "lines": self.lines, "reruns": self.reruns}
+                "lines": self.lines, "reruns": self.reruns, "figures": self.figures}
 
 
 def _fmt(value) -> str:
@@ -181,13 +187,13 @@ def _verify_calibration(recorded: dict | None, rerun: dict | None, tolerance: To
     if recorded is None or rerun is None:
         out.fail(f"calibration: recorded {'none' if recorded is None else 'one'}, re-run {'none' if rerun is None else 'one'}")
         return
-    out.compare("calibration search_loss", recorded["search_loss"], rerun["search_loss"], tolerance)
+    out.compare("calibration search_loss", recorded["search_loss"], rerun["search_loss"], tolerance, "search_loss")
     mine, theirs = recorded["longrope_factors"], rerun["longrope_factors"]
     if len(mine) != len(theirs):
         out.fail(f"calibration: {len(mine)} factors recorded, {len(theirs)} re-run")
         return
     for i, (a, b) in enumerate(zip(mine, theirs)):
-        out.compare(f"calibration factor {i}", a, b, tolerance)
+        out.compare(f"calibration factor {i}", a, b, tolerance, "longrope_factor")
 
 
 def _ancestors(run) -> list:
@@ -228,7 +234,7 @@ def _verify_evaluations(run, module, project: Project, scratch: Project, toleran
             if _key(m) not in again:
                 out.fail(f"{label}: not produced by the re-run")
                 continue
-            out.compare(label, _finite(m.value), _finite(again[_key(m)]), tolerance)
+            out.compare(label, _finite(m.value), _finite(again[_key(m)]), tolerance, m.metric, m.scale)
 
 
 def _key(metric) -> tuple:
