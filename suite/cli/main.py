@@ -71,9 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="which run of each stratum is drawn (default 0)")
     p.add_argument("--cheapest", action="store_true", help="the quickest run of each stratum instead of a drawn one")
     p.add_argument("--grids", nargs="+", metavar="GRID", help="only the runs of these grids (by name)")
-    p.add_argument("--cpu", choices=("this", "any"), default="this",
-                   help="this (default): only runs whose records name this machine's CPU model, where bit-identity "
-                        "is claimed; any: every run (on another CPU model figures may differ in their last bits)")
+    p.add_argument("--cpu", choices=("this", "any"), default="any",
+                   help="any (default): every run, each compared bit for bit on its record's machine class and "
+                        "within the measured cross-class tolerances elsewhere; this: only the runs of this "
+                        "machine's class")
     p.add_argument("--json", metavar="FILE", help="also write each piece's figures and each headline as JSON")
     p.set_defaults(func=cmd_replicate)
 

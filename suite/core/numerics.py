@@ -193,12 +193,15 @@ def mkl_branches() -> dict[str, str]:
 
 def measured() -> dict:
     """This process's numerics as a record stores them: the settings in effect (threads and
-    SIMD level as torch reports them, MKL's branch as MKL reports it), the CPU, and the
-    libraries doing the arithmetic."""
+    SIMD level as torch reports them, MKL's branch as MKL reports it), the CPU model, and the
+    machine class (suite.core.machine: the CPU's identity and each library's code path)."""
     import torch
+
+    from suite.core import machine
 
     return {"threads": torch.get_num_threads(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "mkl_cbwr": os.environ.get("MKL_CBWR") or NATIVE, **mkl_branches(), "cpu": cpu_model(),
+            **machine.cpu_identity(), "onednn_isa": machine.onednn_isa(),
             "machine": platform.machine(), "torch": torch.__version__,
             "blas": "mkl" if torch.backends.mkl.is_available() else "other",
             "deterministic": torch.are_deterministic_algorithms_enabled() or not torch.cuda.is_available()}
@@ -209,36 +212,25 @@ def describe(numerics: Numerics) -> str:
             f"MKL_CBWR {numerics.mkl_cbwr}")
 
 
-# the fields that change a CPU figure; the rest (cpu, torch, ...) are told, since a different
-# CPU at the same settings should give the same figure (it does not across vendors: MKL's
-# branch, above) and a different torch is a new recipe
+# the fields that change a CPU figure: the settings, asked for; the machine class
+# (suite.core.machine.CLASS_FIELDS) and the CPU's name, told: under the same settings another
+# class computes other last bits
 SETTINGS = ("threads", "cpu_capability", "mkl_cbwr")
-CONTEXT = ("mkl_branch", "torch", "blas", "machine", "cpu")
-SINCE = ("mkl_branch",)  # recorded since 2026-11-27: a record older than that says nothing of it
 
 
 def differences(recorded: dict, here: dict) -> list[str]:
-    """``field: recorded X, here Y`` for each setting or library that differs."""
-    out = []
-    for key in SETTINGS + CONTEXT:
-        if key in SINCE and key not in recorded:
-            continue
-        a, b = recorded.get(key), here.get(key)
-        if str(a).lower() != str(b).lower():
-            out.append(f"{key}: recorded {a}, here {b}")
+    """``field: recorded X, here Y`` for each setting, class field or CPU name that differs (a class
+    field the record does not name is not a difference: :func:`suite.core.machine.compare` says
+    it is unrecorded)."""
+    from suite.core import machine
+
+    out = [f"{key}: recorded {recorded.get(key)}, here {here.get(key)}" for key in SETTINGS
+           if str(recorded.get(key)).lower() != str(here.get(key)).lower()]
+    out += list(machine.compare(recorded, here).differ)
+    if recorded.get("cpu") is not None and str(recorded["cpu"]) != str(here.get("cpu")):
+        out.append(f"cpu: recorded {recorded['cpu']}, here {here.get('cpu')}")
     return out
 
 
-def machine_class_note(found: list[str]) -> str | None:
-    """What a reader should know when :func:`differences` found another CPU model or MKL branch:
-    under the same settings those still change the bits, so a figure is claimed on the CPU model
-    its record names (docs/concepts/reproducibility.md)."""
-    if not any(line.startswith(("cpu:", "mkl_branch:")) for line in found):
-        return None
-    return ("the record was computed on another CPU model (or MKL branch): under the same settings those still "
-            "change a figure's last bits (MKL's AVX2 branch is Intel's promise on Intel CPUs only), so bit-identity "
-            "is claimed on the CPU model a record names")
-
-
 __all__ = ["NATIVE", "STANDARD", "Numerics", "NumericsError", "cpu_model", "describe", "differences", "export",
-           "machine_class_note", "measured", "mkl_branches", "pin", "requested"]
+           "measured", "mkl_branches", "pin", "requested"]

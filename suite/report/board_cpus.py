@@ -52,8 +52,9 @@ def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
     parts = [f"{model} (seeds {seed_ranges([s for s, cpus in by_seed.items() if cpus == {model}])})"
              for model in models if any(cpus == {model} for cpus in by_seed.values())]
     text = (f"Computed on {len(models)} CPU models, each seed's rows on one: {'; '.join(parts)}. Under the pinned "
-            "numerics the CPU model still decides a figure's bits (MKL's branch is Intel's on Intel CPUs only), so a "
-            "record is re-run on the CPU it names.")
+            "numerics the machine class still decides a figure's last bits (MKL's branch is Intel's on Intel CPUs "
+            "only), so a record is bit-identical on the class it names and within the measured cross-class "
+            "tolerances elsewhere.")
     if mixed:  # the snapshot's test forbids it; a database of one's own results may still have it
         text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "
                  f"{'mixes' if len(mixed) == 1 else 'mix'} CPU models across rows, so "

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from suite.report.board_arithmetic import arithmetic_note
 from suite.report.board_cpus import cpu_note
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
 from suite.report.board_types import Board
 from suite.report.figures import Sources
+from suite.results import tolerances
 from suite.results.rows import board_of
 
 
@@ -73,7 +75,10 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
     carriers = [b for boards in by_kind.values() for b in boards if kind_of(b).carries_checkpoint_columns]
     for kind in kinds:
         kind.lend(by_kind[kind.name], carriers)
+    table = tolerances.published()
     for board in (b for boards in by_kind.values() for b in boards):
         if note := cpu_note(board, sources.runs):
+            board.notes.append(note)
+        if note := arithmetic_note(board, table):
             board.notes.append(note)
     return Leaderboard(by_kind, sources.runs)

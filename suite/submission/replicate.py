@@ -13,10 +13,11 @@ twenty pieces touch every grid and task before any repeats. Within a stratum the
 drawn with ``seed`` (or, with ``cheapest``, the one whose training and its ancestors' took the
 least recorded time: CI's sample).
 
-Only runs whose records name this machine's CPU model are sampled unless asked otherwise
-(``this_cpu=False``, ``--cpu any``): under the pinned numerics the CPU model still decides a
-figure's last bits (MKL's AVX2 branch is Intel's promise on Intel CPUs only;
-docs/concepts/reproducibility.md), so bit-identity is claimed on the CPU model a record names.
+Every run may be sampled (``--cpu any``, the default), and each piece is judged by its machine
+class (suite.core.machine): on the record's own class every figure should come back bit for
+bit; on another class, or one the record does not fully name (every record made before
+2026-11-27), each kind of figure within its measured cross-class tolerance
+(suite/results/tolerances.yaml). ``--cpu this`` samples only the runs of this machine's class.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.core.numerics import cpu_model, machine_class_note
+from suite.core import machine
+from suite.core.numerics import measured
 from suite.results.records import read_record, scan, write_record
 from suite.results.rows import MetricRow
 from suite.specs import Project
@@ -52,6 +54,7 @@ class Piece:
     label: str
     evaluations: int
     legacy: bool  # made before records named their numerics
+    recorded_class: str = ""  # the machine class its record names (suite.core.machine.label)
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Outcome:
     numerics_differ: list[str] = field(default_factory=list)
     reruns: dict[str, list[dict]] = field(default_factory=dict)
     detail: str = ""
+    machine_class: str = ""  # how the record's class compares with this machine's (ClassMatch.describe)
     figures: list[dict] = field(default_factory=list)  # verify's figure by figure (Verification.figures)
 
 
@@ -71,6 +75,16 @@ class Outcome:
 class Replication:
     outcomes: list[Outcome]
     headlines: list[tuple[str, str, str | None]]  # (board id, published headline, re-run headline)
+    machine: str = ""  # the machine class the pieces were re-run on (suite.core.machine.label)
+    sensitive: set[str] = field(default_factory=set)  # boards flagged arithmetic-sensitive
+
+    def stated(self, board: str) -> bool:
+        """Whether a change of the board's headline here is what the board already says: it did not
+        hold on this machine class, or the board is arithmetic-sensitive and no sample re-ran it here."""
+        from suite.results import tolerances
+
+        state = tolerances.published().headlines.get(board, {}).get(self.machine)
+        return state not in (None, "holds") or (state is None and board in self.sensitive)
 
     @property
     def headlines_changed(self) -> list[tuple[str, str, str | None]]:
@@ -81,8 +95,9 @@ class Replication:
 
     def as_json(self) -> dict:
         """What ``replicate --json`` writes: each piece with its figures, and each headline."""
-        return {"pieces": [{**dataclasses.asdict(o.piece), "verdict": o.verdict, "compared": o.compared,
+        return {"machine": self.machine, "pieces": [{**dataclasses.asdict(o.piece), "verdict": o.verdict, "compared": o.compared,
                             "identical": o.identical, "numerics_differ": o.numerics_differ, "detail": o.detail,
+                            "machine_class": o.machine_class,
                             "figures": o.figures} for o in self.outcomes],
                 "headlines": [{"board": b, "published": before, "rerun": after} for b, before, after in self.headlines]}
 
@@ -103,9 +118,9 @@ def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list
 
 
 def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 0, cheapest: bool = False,
-           grids: set[str] | None = None, cpu: str | None = None) -> list[Piece]:
-    """``n`` pieces of the done training runs in ``scratch`` (those whose records name ``cpu``,
-    when given), stratified (module docstring)."""
+           grids: set[str] | None = None, here: dict | None = None) -> list[Piece]:
+    """``n`` pieces of the done training runs in ``scratch`` (those of the machine class of
+    ``here``, a :func:`suite.core.numerics.measured`, when given), stratified (module docstring)."""
     runs = {r.run_id: r for r in scan(scratch.runs, "training_run").records if r.status == "done"}
     evals = defaultdict(int)
     for e in scan(scratch.evals, "evaluation").records:
@@ -115,7 +130,7 @@ def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 
     for run_id, record in sorted(runs.items()):
         # a run several grids plan belongs to the first of them that is asked for
         grid = next((g for g in grid_of.get(run_id, ["?"]) if grids is None or g in grids), None)
-        if grid is not None and (cpu is None or record.provenance.cpu == cpu):
+        if grid is not None and (here is None or machine.compare(record.provenance.numerics, here).same):
             strata[grid][record.task][record.encoding].append(record)
     rng = random.Random(seed)
     # the strata in turn: across grids, within a grid across tasks, then encodings
@@ -128,7 +143,8 @@ def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 
         record = (min(candidates, key=lambda r: (_cost(r, runs), r.run_id)) if cheapest
                   else rng.choice(candidates))
         pieces.append(Piece(record.run_id, grid, task, encoding, f"{encoding}/{record.size}/{task}/seed{record.seed}",
-                            evals[record.run_id], record.provenance.numerics is None))
+                            evals[record.run_id], record.provenance.numerics is None,
+                            machine.label(record.provenance.numerics)))
     return pieces
 
 
@@ -166,16 +182,21 @@ def replicate_piece(piece: Piece, scratch: Project, evaluations: bool = True) ->
     return Outcome(piece, result["verdict"], result["compared"], result["identical"], result["mismatches"],
                    result["numerics_differ"], result["reruns"],
                    "; ".join(line for line in result["lines"] if line.startswith("MISMATCH"))[:500],
-                   result.get("figures", []))
+                   result.get("machine_class", ""), result.get("figures", []))
 
 
-def headlines(project: Project) -> dict[str, str | None]:
-    """Board id -> its headline, for the database of ``project`` as it is."""
+def headlines(project: Project) -> tuple[dict[str, str | None], set[str]]:
+    """Board id -> its headline, for the database of ``project`` as it is; and the boards flagged
+    arithmetic-sensitive (suite.report.board_arithmetic)."""
+    from suite.report.board_arithmetic import is_sensitive
     from suite.report.leaderboard import build
+    from suite.results import tolerances
     from suite.results.store import connect_readonly
 
     with connect_readonly(project.database) as con:
-        return {b.id: b.headline for b in build(con).all if b.headline}
+        boards = build(con).all
+    table = tolerances.published()
+    return {b.id: b.headline for b in boards if b.headline}, {b.id for b in boards if is_sensitive(b, table)}
 
 
 def with_reruns(scratch: Project, outcomes: list[Outcome]) -> None:
@@ -193,7 +214,7 @@ def with_reruns(scratch: Project, outcomes: list[Outcome]) -> None:
 
 
 def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: bool = False,
-              grids: set[str] | None = None, this_cpu: bool = True, log=print) -> Replication:
+              grids: set[str] | None = None, this_cpu: bool = False, log=print) -> Replication:
     """Sample, re-run and compare (module docstring); nothing under ``project`` changes."""
 
     from suite.results.snapshot import read_info, unpack
@@ -206,30 +227,31 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
     with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
         scratch = Project(Path(tmp))
         unpack(folder, scratch)
-        here = cpu_model() if this_cpu else None
+        here = measured() if this_cpu else None
         grid_of = grids_of_runs(info.get("grids", []), project)
         pieces = sample(scratch, grid_of, n, seed, cheapest, grids, here)
         if not pieces and here is not None and sample(scratch, grid_of, 1, seed, cheapest, grids):
-            named = sorted({str(r.provenance.cpu) for r in scan(scratch.runs, "training_run").records})
-            raise ValueError(f"no training run of {folder.name}/ names this machine's CPU model ({here}); its "
-                             f"records name {', '.join(named)}. `--cpu any` re-runs them here, where bit-identity "
-                             "is not claimed: under the same numerics another CPU model may change the last bits")
+            named = sorted({machine.label(r.provenance.numerics) for r in scan(scratch.runs, "training_run").records})
+            raise ValueError(f"no training run of {folder.name}/ was computed on this machine's class "
+                             f"({machine.label(here)}); its records name {', '.join(named)}. Without `--cpu this` "
+                             "they are re-run here and compared within the measured cross-class tolerances")
         if not pieces:  # nothing re-run is nothing replicated, never a success
             raise ValueError(f"no training run of {folder.name}/ is planned by its grids as they are now "
                              "(a recipe changed since it was published?): nothing to re-run")
         log(f"{len(pieces)} piece(s) of {folder.name}/, stratified over grids, tasks and encodings"
-            + (f", of the runs computed on this CPU model ({here})" if here else ""))
+            + (f", of the runs computed on this machine's class ({machine.label(here)})" if here else ""))
         outcomes = []
         for i, piece in enumerate(pieces, 1):
             outcome = replicate_piece(piece, scratch)
             outcomes.append(outcome)
             log(f"{i}/{len(pieces)} {piece.grid}: {piece.label} ({piece.run_id}): {describe(outcome)}")
         ingest(scratch.runs, scratch.evals, scratch.database)
-        before = headlines(scratch)
+        before, sensitive = headlines(scratch)
         with_reruns(scratch, outcomes)
-        after = headlines(scratch)
+        after, _ = headlines(scratch)
     boards = sorted(before.keys() | after.keys())
-    return Replication(outcomes, [(b, before.get(b), after.get(b)) for b in boards])
+    return Replication(outcomes, [(b, before.get(b), after.get(b)) for b in boards], machine.label(measured()),
+                       sensitive)
 
 
 def describe(outcome: Outcome) -> str:
@@ -238,8 +260,8 @@ def describe(outcome: Outcome) -> str:
     text = {IDENTICAL: "bit-identical", WITHIN: "within tolerance", DIFFERENT: "DIFFERENT"}[outcome.verdict]
     text += f" ({outcome.identical} of {outcome.compared} figures identical"
     text += ", made before records named their numerics)" if outcome.piece.legacy else ")"
-    if outcome.numerics_differ:
+    if outcome.machine_class and not outcome.machine_class.startswith("the same"):
+        text += f"; {outcome.machine_class}: compared within the measured cross-class tolerances"
+    elif outcome.numerics_differ:
         text += "; numerics differ: " + "; ".join(outcome.numerics_differ)
-        if note := machine_class_note(outcome.numerics_differ):
-            text += f" ({note})"
     return text + (f"; {outcome.detail}" if outcome.verdict == DIFFERENT and outcome.detail else "")

@@ -14,9 +14,14 @@ without the recorded SIMD level, another torch).
 
 Each figure is **identical** (bit for bit), **within tolerance**, or a **mismatch**:
 
-* CPU: identical is the expectation. Training on the CPU is deterministic (Lightning
+* CPU, the record's machine class (suite.core.machine: every class field recorded and equal):
+  identical is the expectation. Training on the CPU is deterministic (Lightning
   ``deterministic=True``, float32, the same seed) and the numerics are the record's, so
   the same code gives the same bits; ``1e-6`` absolute is reported as within tolerance.
+* CPU, another machine class or one the record does not fully name: each kind of figure within
+  its measured cross-class tolerance (suite/results/tolerances.yaml, measured by
+  benchmarks/measure_tolerances.py from ``replicate --json`` across the classes at hand); a kind
+  with no measured tolerance must be identical.
 * GPU: relative difference at most ``2e-2``: bf16 autocast and non-deterministic
   kernels make two runs differ in the last bits, and training amplifies that.
 """
@@ -29,7 +34,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.core import numerics
+from suite.core import machine, numerics
+from suite.results import tolerances
 from suite.results.records import RecordError, git_commit, read_record, scan
 from suite.specs import Project
 
@@ -41,22 +47,28 @@ IDENTICAL, WITHIN, DIFFERENT = "identical", "within tolerance", "different"
 @dataclass(frozen=True)
 class Tolerance:
     device: str  # "cpu" or "cuda"
+    cross_class: bool = False  # a CPU re-run on another machine class than the record's
 
     def matches(self, recorded, rerun) -> bool:
         return self.outcome(recorded, rerun) != DIFFERENT
 
-    def outcome(self, recorded, rerun) -> str:
-        """IDENTICAL, WITHIN (the tolerance) or DIFFERENT."""
+    def outcome(self, recorded, rerun, kind: str | None = None) -> str:
+        """IDENTICAL, WITHIN (the tolerance for a figure of ``kind``) or DIFFERENT."""
         if recorded is None or rerun is None:  # not applicable / not finite
             return IDENTICAL if recorded is None and rerun is None else DIFFERENT
         if recorded == rerun:
             return IDENTICAL
         if self.device == "cpu":
-            return WITHIN if abs(recorded - rerun) <= CPU_ABS_TOL else DIFFERENT
+            allowed = max(CPU_ABS_TOL, tolerances.published().allowed(kind) if self.cross_class else 0.0)
+            return WITHIN if abs(recorded - rerun) <= allowed else DIFFERENT
         return WITHIN if abs(recorded - rerun) <= GPU_REL_TOL * max(abs(recorded), 1e-12) else DIFFERENT
 
     def __str__(self) -> str:
-        return f"|diff| <= {CPU_ABS_TOL:g}" if self.device == "cpu" else f"|diff| <= {GPU_REL_TOL:g} x |recorded|"
+        if self.device != "cpu":
+            return f"|diff| <= {GPU_REL_TOL:g} x |recorded|"
+        if self.cross_class:
+            return "each kind of figure within its measured cross-class tolerance (suite/results/tolerances.yaml)"
+        return f"|diff| <= {CPU_ABS_TOL:g}"
 
 
 @dataclass
@@ -67,6 +79,7 @@ class Verification:
     matched: int = 0  # identical or within tolerance
     identical: int = 0
     numerics_differ: list[str] = field(default_factory=list)  # settings or libraries not as recorded
+    machine_class: str = ""  # how the record's machine class compares with this one's (ClassMatch.describe)
     # eval_id -> the re-run's metric rows (suite.submission.replicate puts them in the published records' place)
     reruns: dict[str, list[dict]] = field(default_factory=dict)
     # each compared figure: what, its kind (the metric's name), scale, recorded, re-run, outcome; what a
@@ -75,7 +88,7 @@ class Verification:
 
     def compare(self, what: str, recorded, rerun, tolerance: Tolerance, kind: str | None = None,
                 scale: int | None = None) -> None:
-        outcome = tolerance.outcome(recorded, rerun)
+        outcome = tolerance.outcome(recorded, rerun, kind or what)
         self.figures.append({"what": what, "kind": kind or what, "scale": scale, "recorded": recorded,
                              "rerun": rerun, "outcome": outcome})
         self.compared += 1
@@ -101,6 +114,7 @@ class Verification:
         """What ``posbench verify --json`` writes."""
         return {"verdict": self.verdict, "compared": self.compared, "matched": self.matched,
                 "identical": self.identical, "mismatches": self.mismatches, "numerics_differ": self.numerics_differ,
+                "machine_class": self.machine_class,
                 "lines": self.lines, "reruns": self.reruns, "figures": self.figures}
 
 
@@ -138,8 +152,8 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
     here = "cuda" if torch.cuda.is_available() else "cpu"
     if device_kind(recorded_device) != here:
         raise ValueError(f"{path}: recorded on {recorded_device}; this machine trains on {here}: verify on the same kind of device")
-    tolerance = Tolerance(here)
-    _check_numerics(record, out, log)
+    same_class = _check_numerics(record, out, log)
+    tolerance = Tolerance(here, cross_class=here == "cpu" and not same_class)
     commit = git_commit(project.root)
     if commit != record.provenance.git_commit:
         log(f"note: recorded at commit {record.provenance.git_commit}, re-run at {commit}")
@@ -152,7 +166,7 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
         result = fit(run, scratch.checkpoints, progress_bar=False)
         if run.train.steps:  # a search-only child (0 steps) has no training loss
             out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
-                        tolerance)
+                        tolerance, f"{record.task} final_train_loss")
         _verify_calibration(record.provenance.calibration, result.stats.get("calibration"), tolerance, out)
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
@@ -166,17 +180,23 @@ def numerics_of(record) -> numerics.Numerics:
     return numerics.STANDARD if recorded is None else numerics.Numerics.from_record(recorded)
 
 
-def _check_numerics(record, out: Verification, log) -> None:
-    """Pin the record's numerics in this process and say what still differs from it."""
+def _check_numerics(record, out: Verification, log) -> bool:
+    """Pin the record's numerics in this process, say what still differs from it, and whether this
+    machine is of the record's machine class (where bit-identity is claimed)."""
     recorded = record.provenance.numerics
     numerics.pin(numerics_of(record))
+    here = numerics.measured()
+    match = machine.compare(recorded, here)
+    out.machine_class = match.describe()
+    log(f"machine class: {out.machine_class}")
     if recorded is None:
         log(f"note: the record names no numerics (made before they were recorded); re-running with "
             f"{numerics.describe(numerics.STANDARD)}")
-        return
-    out.numerics_differ = numerics.differences(recorded, numerics.measured())
+        return False
+    out.numerics_differ = numerics.differences(recorded, here)
     for line in out.numerics_differ:
         log(f"note: numerics differ from the record's: {line}")
+    return match.same and not any(line.startswith(numerics.SETTINGS) for line in out.numerics_differ)
 
 
 def _verify_calibration(recorded: dict | None, rerun: dict | None, tolerance: Tolerance, out: Verification) -> None:
@@ -234,7 +254,7 @@ def _verify_evaluations(run, module, project: Project, scratch: Project, toleran
             if _key(m) not in again:
                 out.fail(f"{label}: not produced by the re-run")
                 continue
-            out.compare(label, _finite(m.value), _finite(again[_key(m)]), tolerance, m.metric, m.scale)
+            out.compare(label, _finite(m.value), _finite(again[_key(m)]), tolerance, f"{m.task} {m.metric}", m.scale)
 
 
 def _key(metric) -> tuple:

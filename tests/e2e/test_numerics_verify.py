@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from suite.cli.main import main
-from suite.core import numerics
+from suite.core import machine, numerics
 
 EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 
@@ -35,10 +35,23 @@ def test_grid_workers_record_the_numerics_verify_reproduces_bit_for_bit(tiny_gri
         assert numerics.Numerics.from_record(recorded) == numerics.STANDARD
         assert recorded["cpu"] == numerics.cpu_model()
         assert recorded.get("mkl_branch") == numerics.mkl_branches().get("mkl_branch")  # MKL's own report
+        assert machine.compare(recorded, numerics.measured()).same  # every class field named, and this machine's
     capsys.readouterr()
     assert main(["--root", str(project_root), "verify", str(records[0])]) == 0
     out = capsys.readouterr().out
     assert "match: 3 of 3 figure(s) match, 3 bit for bit" in out and "numerics differ" not in out
+    assert "machine class: the same machine class" in out
+
+    # the same record as if computed on another stepping of the CPU: another machine class, so its
+    # figures are compared within the cross-class tolerances and verify says so
+    record = json.loads(records[0].read_text())
+    record["provenance"]["numerics"]["stepping"] = "99"
+    records[0].write_text(json.dumps(record))
+    assert main(["--root", str(project_root), "verify", str(records[0])]) == 0
+    out = capsys.readouterr().out
+    assert "machine class: another machine class (stepping: recorded 99, here " in out
+    assert "tolerance each kind of figure within its measured cross-class tolerance" in out
+    assert "match: 3 of 3 figure(s) match, 3 bit for bit" in out
 
 
 def test_a_record_made_with_other_numerics_is_verified_with_its_own(tiny_grid, project_root, capfd):

@@ -1,7 +1,9 @@
 """``posbench replicate`` on the committed snapshot itself: CI re-runs a sample of it with each
 record's numerics (a file of its own, so that pytest-xdist runs it beside the other replicate
-test rather than after it). Bit-identity is claimed on the CPU model a record names, so the
-sample is of records that name the CPU the test runs on."""
+test rather than after it). The expectation is picked by machine class (suite.core.machine):
+bit for bit on the class a record names, within the measured cross-class tolerances
+(suite/results/tolerances.yaml) elsewhere, and every headline holding or its board saying it
+does not hold (or may not) on this class."""
 
 from __future__ import annotations
 
@@ -11,69 +13,64 @@ import json
 import pytest
 
 from suite.cli.main import main
-from suite.core.numerics import cpu_model
-from tests.snapshot_cut import cut_snapshot, planned_by, published_runs, recorded_cpu
+from suite.core import machine, numerics
+from tests.snapshot_cut import cut_snapshot, planned_by, published_runs
 
 
-def recorded_cpus(folder) -> set[str]:
+def same_class(folder) -> bool:
+    """Whether every run record in the cut names this machine's class in full."""
+    here = numerics.measured()
     with gzip.open(folder / "runs.jsonl.gz", "rt") as f:
-        return {recorded_cpu(json.loads(line)) for line in f}
+        return all(machine.compare(json.loads(line)["provenance"].get("numerics"), here).same for line in f)
 
 
-def test_ci_sample_of_the_committed_snapshot_is_bit_identical(tmp_path, capfd):
+def test_ci_sample_of_the_committed_snapshot_reproduces_on_this_machine_class(tmp_path, capfd):
     """One language-modelling run and one task run of the default job, each the quickest of its
     stratum, with all their evaluations, re-run from the committed records with their numerics.
     The records are the default job's part of leaderboard/ (its runs, every evaluation of them):
     unpacking, ingesting and ranking all of it would take longer than the two re-runs and grow
-    with every grid published."""
+    with every grid published. Measured 2026-11-27: on an AMD EPYC of family 25, model 1 (no
+    AVX-512) the AVX-512 AMD EPYC's flip-flop accuracy at 16x came back 0.655 for 0.725, so off
+    the records' class the claim is the measured tolerance, not the bits."""
     from tests.conftest import REPO
 
     runs, evals = cut_snapshot(tmp_path / "quick", ["quick"], planned_by("quick"))
     assert runs == 60 and evals > 600  # 3 trained encodings x 2 tasks x 10 seeds
-    cpus = recorded_cpus(tmp_path / "quick")
-    if cpus != {cpu_model()}:
-        # Measured 2026-11-26: under the same pinned numerics an Intel Xeon re-ran the default job's
-        # AMD EPYC records with other figures (docs/concepts/reproducibility.md), so bit-identity
-        # is claimed, and checked, on the CPU model the records name.
-        pytest.skip(f"the default job's records were computed on {', '.join(sorted(map(str, cpus)))}; "
-                    f"this machine is {cpu_model()}")
-    assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / "quick"),
-                 "--sample", "2", "--cheapest", "--grids", "quick"]) == 0
+    code = main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / "quick"),
+                 "--sample", "2", "--cheapest", "--grids", "quick"])
     out = capfd.readouterr().out
     assert "/lm/" in out and "/flip_flop/" in out
-    assert "2 of 2 piece(s) bit-identical" in out and "CHANGED" not in out
-    assert "headlines: 0 hold" not in out  # the default job's boards have headlines, and they hold
+    if same_class(tmp_path / "quick"):
+        assert "2 of 2 piece(s) bit-identical" in out
+    else:
+        assert "0 different, 0 could not be re-run" in out
+    assert code == 0, out
+    assert "headlines: 0 hold" not in out  # the default job's boards have headlines
 
 
-def test_ci_sample_of_this_cpus_records_is_bit_identical(tmp_path, capfd):
-    """On a CPU model the default job's records do not name, the same check on records that name
-    this one: the cheapest language-modelling run of the first published grid holding such
-    records, with all its evaluations, re-run with its numerics. Skipped where the default job's
-    records are this CPU's (the test above re-runs them) or where no record names it.
-
-    The cut holds the first seed of that grid computed here: re-running one run needs its own
-    records, and unpacking and ingesting every seed of the grid (on the Intel Xeon, hundreds of
-    runs of the four-layer board) took longer than the re-run."""
+def test_ci_sample_of_this_machine_class_records_is_bit_identical(tmp_path, capfd):
+    """On a machine class that some published records name in full, the cheapest language-modelling
+    run of the first published grid holding such records, with all its evaluations, re-run bit
+    for bit. Skipped where no published record names this class (every record made before records
+    named their class names none)."""
     from tests.conftest import REPO
 
-    here = cpu_model()
+    here = numerics.measured()
     runs = published_runs()
-    quick = planned_by("quick")
-    if {recorded_cpu(run) for run in runs if quick(run)} == {here}:
-        pytest.skip("the default job's records name this CPU model: the test above re-runs them")
+    mine = lambda run: machine.compare(run["provenance"].get("numerics"), here).same  # noqa: E731
     info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
     for grid in info["grids"]:
         planned = planned_by(grid)
-        seeds = {run["seed"] for run in runs if planned(run) and recorded_cpu(run) == here}
+        seeds = {run["seed"] for run in runs if planned(run) and mine(run)}
         if seeds:
             break
     else:
-        pytest.skip(f"no published record names this CPU model ({here})")
+        pytest.skip(f"no published record names this machine class ({machine.label(here)})")
     first = min(seeds)
-    keep = lambda run: planned(run) and recorded_cpu(run) == here and run["seed"] == first  # noqa: E731
+    keep = lambda run: planned(run) and mine(run) and run["seed"] == first  # noqa: E731
     cut_snapshot(tmp_path / grid, [grid], keep)
-    assert recorded_cpus(tmp_path / grid) == {here}
+    assert same_class(tmp_path / grid)
     assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / grid),
-                 "--sample", "1", "--cheapest", "--grids", grid]) == 0
+                 "--sample", "1", "--cheapest", "--grids", grid, "--cpu", "this"]) == 0
     out = capfd.readouterr().out
     assert "1 of 1 piece(s) bit-identical" in out and "CHANGED" not in out

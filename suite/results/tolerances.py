@@ -1,0 +1,110 @@
+"""How far a figure moves between machine classes: measured, stated per kind of figure, and read
+by ``verify``/``replicate`` (a re-run on another class is compared within it) and by the boards (a
+kind that moves more than a board's interval is flagged there as arithmetic-sensitive).
+
+The table (``tolerances.yaml`` beside this module) is written by
+``benchmarks/measure_tolerances.py`` from ``posbench replicate --json`` reports, each a sample of
+the published snapshot re-run on one machine class, never by hand. A kind's tolerance is twice
+the largest difference seen across classes, rounded up to one significant figure: a sample sees
+the largest difference of *its* pieces, and the next sample's may be somewhat larger.
+
+A kind is a task's metric (``flip_flop acc``, ``lm bpb``, ``lm final_train_loss``): a flip-flop
+accuracy moves by hundredths where a passkey accuracy may not move at all. Each metric also has
+an entry of its own (``acc``), the largest over the tasks measured, which stands for a task whose
+figures no sample has re-run yet. A kind never seen to differ has no entry, and must come back
+identical.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib import resources
+
+import yaml
+
+SAFETY = 2.0  # the stated tolerance over the largest difference seen
+
+
+@dataclass(frozen=True)
+class KindTolerance:
+    tolerance: float  # the absolute difference allowed between machine classes
+    largest: float  # the largest seen
+    figures: int  # figures of this kind compared across classes
+    moved: int  # of which not bit-identical
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    kinds: dict[str, KindTolerance] = field(default_factory=dict)
+    # board id -> machine class label -> "holds", or what the headline became on that class
+    headlines: dict[str, dict[str, str]] = field(default_factory=dict)
+    samples: list[dict] = field(default_factory=list)  # each report's re-run class, recorded classes, pieces
+
+    def entry(self, kind: str | None) -> KindTolerance | None:
+        """The kind's own entry (``flip_flop acc``), else its metric's (``acc``), else None."""
+        kind = kind or ""
+        return self.kinds.get(kind) or self.kinds.get(kind.rsplit(" ", 1)[-1])
+
+    def allowed(self, kind: str | None) -> float:
+        entry = self.entry(kind)
+        return 0.0 if entry is None else entry.tolerance
+
+
+def round_up(value: float) -> float:
+    """``value`` rounded up to one significant figure (3.2e-6 -> 4e-6)."""
+    if value <= 0:
+        return 0.0
+    scale = 10 ** math.floor(math.log10(value))
+    return float(f"{math.ceil(value / scale - 1e-9) * scale:.1g}")
+
+
+def measure(reports: list[dict]) -> dict:
+    """The table (as ``tolerances.yaml`` holds it) from ``replicate --json`` reports, each with
+    ``machine`` (the re-run's class label) added, and each piece's ``recorded_class`` label. Only
+    pieces re-run on another class than their record's count: a same-class piece must be
+    identical and says nothing of other classes."""
+    largest: dict[str, float] = defaultdict(float)
+    figures: dict[str, int] = defaultdict(int)
+    moved: dict[str, int] = defaultdict(int)
+    headlines: dict[str, dict[str, str]] = defaultdict(dict)
+    samples = []
+    for report in reports:
+        cross = [p for p in report["pieces"] if p.get("recorded_class") != report["machine"]]
+        samples.append({"rerun_class": report["machine"], "pieces": len(report["pieces"]),
+                        "recorded_classes": sorted({p.get("recorded_class", "?") for p in report["pieces"]})})
+        for piece in cross:
+            for figure in piece["figures"]:
+                recorded, rerun = figure["recorded"], figure["rerun"]
+                if recorded is None or rerun is None:
+                    continue  # not applicable on both (identical) or on one: no distance to state
+                kind = figure["kind"]
+                for key in {kind, kind.rsplit(" ", 1)[-1]}:  # the task's metric, and the metric's own entry
+                    figures[key] += 1
+                    moved[key] += recorded != rerun
+                    largest[key] = max(largest[key], abs(recorded - rerun))
+        for h in report["headlines"]:
+            headlines[h["board"]][report["machine"]] = ("holds" if h["published"] == h["rerun"]
+                                                        else f"changed to: {h['rerun'] or 'no headline'}")
+    kinds = {kind: {"tolerance": round_up(SAFETY * largest[kind]), "largest": float(f"{largest[kind]:.3g}"),
+                    "figures": figures[kind], "moved": moved[kind]}
+             for kind in sorted(figures) if largest[kind] > 0}
+    return {"kinds": kinds, "headlines": {b: dict(sorted(c.items())) for b, c in sorted(headlines.items())},
+            "samples": samples}
+
+
+def parse(data: dict) -> Tolerances:
+    return Tolerances({kind: KindTolerance(float(e["tolerance"]), float(e["largest"]), int(e["figures"]),
+                                           int(e["moved"])) for kind, e in (data.get("kinds") or {}).items()},
+                      {b: dict(c) for b, c in (data.get("headlines") or {}).items()}, list(data.get("samples") or []))
+
+
+@functools.lru_cache(maxsize=1)
+def published() -> Tolerances:
+    """The measured table that ships with the suite."""
+    return parse(yaml.safe_load(resources.files("suite.results").joinpath("tolerances.yaml").read_text()) or {})
+
+
+__all__ = ["KindTolerance", "Tolerances", "measure", "parse", "published", "round_up"]

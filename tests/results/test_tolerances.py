@@ -1,0 +1,64 @@
+"""The cross-machine-class tolerances (suite.results.tolerances): measured from replicate reports,
+checked by simulation against differences of known size, and the shipped table is what its
+script makes of the committed reports."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import yaml
+
+from suite.results import tolerances
+from tests.conftest import REPO
+
+HERE, ELSEWHERE = "CPU A (family 1)", "CPU B (generation not recorded)"
+
+
+def report(machine: str, pieces: list[tuple[str, list[tuple[str, float | None, float | None]]]],
+           headlines=()) -> dict:
+    return {"machine": machine,
+            "pieces": [{"run_id": f"r{i}", "recorded_class": cls,
+                        "figures": [{"kind": k, "recorded": a, "rerun": b} for k, a, b in figures]}
+                       for i, (cls, figures) in enumerate(pieces)],
+            "headlines": [{"board": b, "published": p, "rerun": r} for b, p, r in headlines]}
+
+
+def test_round_up_keeps_one_significant_figure_and_never_rounds_down():
+    assert tolerances.round_up(3.2e-6) == 4e-6
+    assert tolerances.round_up(0.07) == 0.07 and tolerances.round_up(0.14) == 0.2
+    assert tolerances.round_up(0.0) == 0.0
+
+
+def test_a_simulated_spread_is_bounded_by_twice_its_largest_difference():
+    """Differences drawn with a known bound: the table's largest is the largest drawn, its tolerance
+    at least twice that, and a same-class piece (which must be identical) is not counted."""
+    rng = random.Random(0)
+    drawn = [rng.uniform(-1e-5, 1e-5) for _ in range(200)]
+    figures = ([("lm bpb", 3.0, 3.0 + d) for d in drawn] + [("code bpb", 2.0, 2.0 + d / 10) for d in drawn]
+               + [("copy acc", 0.5, 0.5)] + [("copy acc", None, None)])
+    table = tolerances.measure([report(HERE, [(ELSEWHERE, figures), (HERE, [("lm bpb", 1.0, 2.0)])])])
+    largest = max(abs(d) for d in drawn)
+    lm = table["kinds"]["lm bpb"]
+    assert lm["largest"] == float(f"{largest:.3g}") and lm["tolerance"] >= 2 * largest
+    assert lm["figures"] == 200 and lm["moved"] == 200
+    assert table["kinds"]["code bpb"]["largest"] == float(f"{largest / 10:.3g}")
+    assert table["kinds"]["bpb"]["largest"] == lm["largest"]  # the metric's own entry: the largest of its tasks
+    assert "copy acc" not in table["kinds"] and "acc" not in table["kinds"]  # never seen to move: identical
+    parsed = tolerances.parse(table)
+    assert parsed.allowed("copy acc") == 0.0 and parsed.allowed("lm bpb") == lm["tolerance"]
+    assert parsed.allowed("passkey bpb") == table["kinds"]["bpb"]["tolerance"]  # a task no sample re-ran
+
+
+def test_headlines_are_told_per_machine_class():
+    table = tolerances.measure([
+        report(HERE, [], [("flip", "A leads", "A and B could be first"), ("lm", "C leads", "C leads")]),
+        report(ELSEWHERE, [], [("flip", "A leads", "A leads")])])
+    assert table["headlines"] == {"flip": {ELSEWHERE: "holds", HERE: "changed to: A and B could be first"},
+                                  "lm": {HERE: "holds"}}
+
+
+def test_the_shipped_table_is_what_the_committed_reports_give():
+    reports = [json.loads(p.read_text()) for p in sorted((REPO / "benchmarks" / "tolerances").glob("*.json"))]
+    shipped = yaml.safe_load((REPO / "suite" / "results" / "tolerances.yaml").read_text())
+    assert shipped == tolerances.measure(reports)
