@@ -10,33 +10,42 @@ from suite.cli.common import console, project_of, quiet_libraries, report_errors
 
 
 def cmd_validate(args) -> int:
-    """Check spec files; without --import no code from outside the package runs."""
+    """Check spec files; without --import no code from outside the package runs. Every problem
+    of a file is reported in one run: its spec's and the registries' checks of a grid."""
     import contextlib
 
-    from suite.plan.checks import check_grid
     from suite.core.registry import no_imports
     from suite.plan.limits import unchecked
-    from suite.specs import validate_path
 
     project, errors = project_of(args), []
     if args.import_code:
         quiet_libraries()  # the smoke run trains with Lightning: its tips would bury the report
     for path in args.paths:
         with contextlib.nullcontext() if args.import_code else no_imports():
+            problems = []
             try:
-                kind, spec = validate_path(Path(path), project)
-                if kind == "grid":  # the checks that need the registries: evaluators, limits, shared checkpoints
-                    problems = check_grid(spec)
-                    if problems:
-                        raise SpecErrors(problems)
+                kind, spec = _checked(Path(path), project)
                 skipped = unchecked(spec.encodings if kind == "grid" else [spec] if kind == "encoding" else [])
                 extra = _submission_checks(spec) if args.import_code and kind == "encoding" else ""
             except SpecErrors as exc:
-                errors += exc.errors
-                continue
+                problems = [*exc.errors, *problems]
+        if problems:
+            ordered = sorted(problems, key=lambda e: (e.file != str(Path(path)), e.file, e.line))  # its own file first
+            errors += [e for e in ordered if e not in errors]
+            continue
         note = f"; params of {', '.join(skipped)} not checked: run with --import" if skipped else ""
         console.print(f"[green]ok[/] {path} ({kind}{note}){extra}", soft_wrap=True)
     return report_errors(errors)
+
+
+def _checked(path: Path, project):
+    """(kind, spec) of one spec file, a grid loaded and checked together (suite.plan.checks)."""
+    from suite.plan.checks import load_checked_grid
+    from suite.specs import validate_path
+
+    if path.resolve().parent.name == "grids":
+        return "grid", load_checked_grid(path, project)
+    return validate_path(path, project)
 
 
 def _submission_checks(spec) -> str:
