@@ -11,7 +11,8 @@ from suite.cli.common import console, project_of, quiet_libraries, report_errors
 
 def cmd_validate(args) -> int:
     """Check spec files; without --import no code from outside the package runs. Every problem
-    of a file is reported in one run: its spec's and the registries' checks of a grid."""
+    of a file is reported in one run: its spec's, the registries' checks of a grid, and an
+    encoding's citation (suite.specs.citation)."""
     import contextlib
 
     from suite.core.registry import no_imports
@@ -22,7 +23,7 @@ def cmd_validate(args) -> int:
         quiet_libraries()  # the smoke run trains with Lightning: its tips would bury the report
     for path in args.paths:
         with contextlib.nullcontext() if args.import_code else no_imports():
-            problems = []
+            problems = _citations(Path(path), project)
             try:
                 kind, spec = _checked(Path(path), project)
                 skipped = unchecked(spec.encodings if kind == "grid" else [spec] if kind == "encoding" else [])
@@ -46,6 +47,28 @@ def _checked(path: Path, project):
     if path.resolve().parent.name == "grids":
         return "grid", load_checked_grid(path, project)
     return validate_path(path, project)
+
+
+def _citations(path: Path, project) -> list:
+    """The ``paper`` problems of an encoding spec, or of every encoding spec a grid names (a
+    grid whose document does not load names none here: its own problems come first)."""
+    from suite.core.yamldoc import read_yaml
+    from suite.specs.citation import check_paper
+
+    kind = path.resolve().parent.name
+    try:
+        if kind == "encodings":
+            return check_paper(read_yaml(path))
+        if kind != "grids":
+            return []
+        data = read_yaml(path).data
+        names = data.get("encodings") if isinstance(data, dict) else None
+        specs = [(n, project.spec_path("encodings", n, path.parent)) for n in names if isinstance(n, str)] \
+            if isinstance(names, list) else []
+        return [e for name, spec in specs if not project.ref_problem(name, spec) and spec.is_file()
+                for e in check_paper(read_yaml(spec))]
+    except SpecErrors:
+        return []  # a file that cannot be read: its loading reports why
 
 
 def _submission_checks(spec) -> str:

@@ -46,17 +46,17 @@ def test_a_grid_with_a_mistake_in_each_stage_has_all_of_them_reported_in_one_run
     assert sorted(p.relative_to(project_root) for p in project_root.rglob("*")) == before  # nothing written
 
 
-def test_an_encoding_spec_with_three_mistakes_has_all_of_them_reported_in_one_run(project_root, capsys):
-    """A wrong name, a bad family and an unknown parameter: each of them was reported only once
-    the ones before it were fixed (three runs)."""
+def test_an_encoding_spec_with_four_mistakes_has_all_of_them_reported_in_one_run(project_root, capsys):
+    """A wrong name, a bad family, a placeholder paper and an unknown parameter: each of them was
+    reported only once the ones before it were fixed (four runs)."""
     path = project_root / "encodings" / "mine.yaml"
-    path.write_text('name: mine2\ndisplay_name: Mine\nfamily: rotry\npaper: "Doe et al. 2026, Mine"\n'
+    path.write_text('name: mine2\ndisplay_name: Mine\nfamily: rotry\npaper: "TODO: authors year, title"\n'
                     "impl: rotary\nparams: {bsae: 10}\n")
     assert main(["--root", str(project_root), "validate", str(path)]) == 1
     err = reported(capsys, path)
-    assert [line.split(": ")[1] for line in err] == ["name", "family", "params.bsae"], err
-    assert [int(line.split(":")[1]) for line in err] == [1, 3, 6]
-    assert "must match the file name 'mine'" in err[0] and "did you mean 'base'" in err[2]
+    assert [line.split(": ")[1] for line in err] == ["name", "family", "paper", "params.bsae"], err
+    assert [int(line.split(":")[1]) for line in err] == [1, 3, 4, 6]
+    assert "must match the file name 'mine'" in err[0] and "did you mean 'base'" in err[3]
 
 
 @pytest.mark.parametrize("section, typo, suggestion", [
