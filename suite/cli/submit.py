@@ -126,7 +126,7 @@ def cmd_submit(args) -> int:
     quiet_libraries()
     project = project_of(args)
     try:
-        bundle = submit(project, args.name, verify_log=lambda line: None)
+        bundle = submit(project, args.name, verify_log=lambda line: None, grid=args.grid)
     except SubmitError as exc:
         err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
         return 1
