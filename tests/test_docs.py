@@ -165,3 +165,37 @@ def test_licence_files_say_what_the_package_metadata_says():
     assert cff["cff-version"] == "1.2.0" and cff["message"] and cff["title"]
     assert cff["authors"] == [{"name": "PosBench maintainers"}]
     assert (cff["license"], cff["version"]) == (_pyproject("license"), _pyproject("version"))
+
+
+# A statement of the current snapshot: "N training runs and M evaluations" after a mention of the
+# snapshot or leaderboard/ in the same paragraph (a dated measurement says "the snapshot of N runs").
+SNAPSHOT_COUNTS = re.compile(r"(\d[\d,]*)\s+training\s+runs\s+and\s+(\d[\d,]*)\s+evaluations")
+NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                           "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+
+
+def snapshot_statements(path: Path) -> list[tuple[int, int]]:
+    out = []
+    for paragraph in re.split(r"\n\s*\n", path.read_text()):
+        for match in SNAPSHOT_COUNTS.finditer(paragraph):
+            before = paragraph[:match.start()]
+            if "snapshot" in before or "leaderboard/" in before:
+                out.append((int(match[1].replace(",", "")), int(match[2].replace(",", ""))))
+    return out
+
+
+def test_the_snapshot_figures_the_docs_state_are_the_snapshots():
+    """README and the docs state how many training runs and evaluations the published snapshot
+    holds (and how many grids): each statement must be SNAPSHOT.json's, so a publish that adds
+    seeds fails here until the figures are brought up to date."""
+    import json
+
+    info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
+    wanted = (info["training_runs"], info["evaluations"])
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    stated = {path.relative_to(REPO).as_posix(): snapshot_statements(path) for path in docs}
+    assert stated["README.md"] and stated["docs/published-leaderboard.md"], "the figures are stated nowhere"
+    wrong = {name: figures for name, figures in stated.items() if any(f != wanted for f in figures)}
+    assert not wrong, f"SNAPSHOT.json holds {wanted[0]:,} training runs and {wanted[1]:,} evaluations; stated: {wrong}"
+    grids = re.findall(r"holds (\w+) grids", (REPO / "docs" / "published-leaderboard.md").read_text())
+    assert grids and all(NUMBER_WORDS.get(g, g) in (len(info["grids"]), str(len(info["grids"]))) for g in grids), grids
