@@ -52,6 +52,7 @@ def test_placeholders_and_partial_citations_are_refused(paper, why):
 
 def test_validate_refuses_the_scaffolds_placeholder_naming_file_line_and_field(project_root, capsys):
     assert main(["--root", str(project_root), "new-encoding", "my-rope", "--family", "rotary"]) == 0
+    assert "next: cite the paper in encodings/my-rope.yaml" in capsys.readouterr().out  # what comes first
     spec = project_root / "encodings" / "my-rope.yaml"
     assert main(["--root", str(project_root), "validate", str(spec)]) == 1
     (line,) = [e for e in capsys.readouterr().err.splitlines() if e.startswith(str(spec))]
