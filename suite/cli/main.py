@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("submit", help="write submissions/NAME/: what a pull request for encoding NAME needs "
                                       "(spec, plugin, tests, its records, a verify result)")
     p.add_argument("name", metavar="NAME")
+    p.add_argument("--grid", default="quick", metavar="GRID",
+                   help="the standard grid whose every run of NAME the bundle must hold: quick (default), or another "
+                        "grid of the published snapshot")
     p.set_defaults(func=cmd_submit)
 
     p = sub.add_parser("plan", help="show a grid's training runs and evaluations and their status")

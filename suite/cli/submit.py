@@ -19,7 +19,8 @@ def cmd_new_encoding(args) -> int:
     for path in written:
         console.print(f"wrote {path}", markup=False, soft_wrap=True)
     spec, test = (p.relative_to(project_of(args).root) for p in (written[0], written[2]))
-    console.print(f"next: edit the implementation, then `posbench validate --import {spec}` and "
+    console.print(f"next: cite the paper in {spec} (its `paper:` is a placeholder `validate` refuses) and edit the "
+                  f"implementation, then `posbench validate --import {spec}` and "
                   f"`python -m pytest {test}`; see CONTRIBUTING.md", markup=False, soft_wrap=True)
     return 0
 
@@ -135,7 +136,7 @@ def cmd_submit(args) -> int:
     quiet_libraries()
     project = project_of(args)
     try:
-        bundle = submit(project, args.name, verify_log=lambda line: None)
+        bundle = submit(project, args.name, verify_log=lambda line: None, grid=args.grid)
     except SubmitError as exc:
         err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
         return 1

@@ -12,6 +12,21 @@ from suite.specs import EncodingSpec, Grid, SizeSpec
 
 
 
+def load_checked_grid(path, project) -> Grid:
+    """The grid at ``path`` loaded and checked, every problem of both stages raised at once as
+    SpecErrors: the registries' checks run on what of the grid loads (suite.specs.grid.load_grid_partly),
+    so an unknown evaluator is reported beside a bad learning rate, not after it is fixed."""
+    from suite.core.yamldoc import SpecErrors
+    from suite.specs.grid import load_grid_partly
+
+    grid, errors = load_grid_partly(path, project)
+    if grid is not None:
+        errors += [e for e in check_grid(grid) if e not in errors]
+    if errors:
+        raise SpecErrors(errors)
+    return grid
+
+
 def check_grid(grid: Grid) -> list:
     """Problems of a loaded grid that its spec types cannot see, as file:line errors
     (the limits that would otherwise fail only once training starts: suite.plan.limits)."""

@@ -307,12 +307,7 @@ def load_plan(path, project, tuned: "Chooser | None" = None) -> tuple[Grid, Plan
     """Load, check and expand a grid; every problem is raised at once as SpecErrors. ``tuned``:
     a tuned grid's chooser of each group's learning rate from its sweep's records
     (suite.cli.common.sweep_chooser); without one, a tuned grid plans its sweeps alone."""
-    from suite.core.yamldoc import SpecErrors
-    from suite.plan.checks import check_grid
-    from suite.specs import load_grid
+    from suite.plan.checks import load_checked_grid
 
-    grid = load_grid(path, project)
-    errors = check_grid(grid)
-    if errors:
-        raise SpecErrors(errors)
+    grid = load_checked_grid(path, project)
     return grid, expand(grid, tuned=tuned)

@@ -12,7 +12,7 @@ from pydantic import Field
 from suite.core.registry import NotImported, parse_ref, resolve_file
 from suite.encodings.params import ParamsError, validate_params
 from suite.core.yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
-from suite.specs.base import _validate, Spec
+from suite.specs.base import _validate, failed_keys, Spec
 
 
 # -- encodings --------------------------------------------------------------------
@@ -116,26 +116,38 @@ def check_implementation(cls) -> str | None:
 def load_encoding(path: Path) -> EncodingSpec:
     doc = read_yaml(path)
     spec, errors = _validate(EncodingSpec, doc, source=str(path))
-    if spec is not None:
-        if spec.name != Path(path).stem:
-            errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
-        if spec.trains_as == spec.name:
-            errors.append(doc.error(("trains_as",), "an encoding trains as itself by default: remove trains_as"))
-        if spec.trains_as is not None and spec.train_positions is not None:
-            errors.append(doc.error(("train_positions",), "a training-free variant evaluates another checkpoint: "
-                                                          "its training positions are that encoding's"))
-        form = check_impl_form(spec, doc)
-        errors += form
-        if not form:
-            errors += _check_loaded_implementation(spec, doc)
+    if isinstance(doc.data, dict):  # the checks of the keys that validated, whether or not the others did
+        errors += _checks_of_the_keys(doc, Path(path), failed_keys(errors))
     if errors:
-        raise SpecErrors(errors)
+        raise SpecErrors(sorted(errors, key=lambda e: e.line))
     return spec
 
 
-def _check_loaded_implementation(spec: EncodingSpec, doc: YamlDoc) -> list[SpecError]:
-    """The implementation's own checks and its params' (nothing when imports are off
-    and the implementation is external: see :func:`suite.core.registry.no_imports`)."""
+def _checks_of_the_keys(doc: YamlDoc, path: Path, failed: set[str]) -> list[SpecError]:
+    """The checks beyond each key's type, on the keys of the document that are not in ``failed``
+    (a bad family must not hide a name that differs from the file's, nor an unknown parameter)."""
+    data, errors = {k: v for k, v in doc.data.items() if k not in failed}, []
+    name, trains_as = data.get("name"), data.get("trains_as")
+    if isinstance(name, str) and name != path.stem:
+        errors.append(doc.error(("name",), f"must match the file name '{path.stem}'"))
+    if trains_as is not None and trains_as == name:
+        errors.append(doc.error(("trains_as",), "an encoding trains as itself by default: remove trains_as"))
+    if trains_as is not None and data.get("train_positions") is not None:
+        errors.append(doc.error(("train_positions",), "a training-free variant evaluates another checkpoint: "
+                                                      "its training positions are that encoding's"))
+    if isinstance(data.get("impl"), str):
+        # only what the implementation's checks read: impl, params and the file it is relative to
+        probe = EncodingSpec.model_construct(impl=data["impl"], params=data.get("params", {}), source=str(path))
+        form = check_impl_form(probe, doc)
+        errors += form
+        if not form:
+            errors += _check_loaded_implementation(probe, doc, params="params" not in failed)
+    return errors
+
+
+def _check_loaded_implementation(spec: EncodingSpec, doc: YamlDoc, params: bool = True) -> list[SpecError]:
+    """The implementation's own checks and, with ``params``, its params' (nothing when imports
+    are off and the implementation is external: see :func:`suite.core.registry.no_imports`)."""
     try:
         cls = spec.implementation()
     except NotImported:
@@ -145,4 +157,4 @@ def _check_loaded_implementation(spec: EncodingSpec, doc: YamlDoc) -> list[SpecE
     problem = check_implementation(cls)
     if problem:
         return [doc.error(("impl",), problem)]
-    return check_params(cls.Params, spec.params, doc)
+    return check_params(cls.Params, spec.params, doc) if params else []

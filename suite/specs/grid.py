@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
-from suite.specs.base import _validate, Spec, MAX_SEED, MAX_SEEDS, MAX_SCALE
+from suite.specs.base import _salvage, _validate, Spec, MAX_SEED, MAX_SEEDS, MAX_SCALE
 from suite.specs.encoding import EncodingSpec, load_encoding
 from suite.specs.recipes import TrainRecipe, EvalRecipe, GlueRecipe, EvaluationEntry, ExtensionSpec, TuningSpec
 from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
@@ -160,11 +160,25 @@ class Grid:
 
 
 def load_grid(path: Path, project: Project) -> Grid:
+    grid, errors = load_grid_partly(path, project)
+    if errors:
+        raise SpecErrors(errors)
+    return grid
+
+
+def load_grid_partly(path: Path, project: Project) -> tuple[Grid | None, list[SpecError]]:
+    """The grid with what of it loads, and every problem of it: (None, problems) when even its
+    required keys do not validate. A key that does not validate is left at its default and the
+    rest is loaded and checked (a bad learning rate must not hide an unknown encoding or an
+    unknown evaluator until it is fixed); a spec it names that does not load is left out. The
+    problems are ordered: the grid's own lines first, then those of the files it names."""
     path = Path(path)
     doc = read_yaml(path)
     spec, errors = _validate(GridSpec, doc)
+    if spec is None:
+        spec = _salvage(GridSpec, doc, errors)
     if spec is None:  # every problem in one run: what can be checked without a valid spec is checked too
-        raise SpecErrors(sorted(errors + _checks_of_the_raw_document(doc, path, project), key=lambda e: e.line))
+        return None, _ordered(errors + _checks_of_the_raw_document(doc, path, project), path)
     if spec.name != path.stem:
         errors.append(doc.error(("name",), f"must match the file name '{path.stem}'"))
     for axis in ("encodings", "sizes", "tasks", "seeds", "scales"):
@@ -188,18 +202,23 @@ def load_grid(path: Path, project: Project) -> Grid:
     task_sizes, size_errors = _load_recipe_sizes(spec, doc, path, project)
     errors += size_errors
     trained_as = {}
-    for i, encoding in enumerate(loaded["encodings"]):
+    for encoding in list(loaded["encodings"]):
         if encoding.trains_as:
             try:
                 trained_as[encoding.name] = load_trained_as(encoding, project)
             except SpecErrors as exc:
                 errors += exc.errors
+                loaded["encodings"].remove(encoding)  # a variant without its checkpoint's spec is left out
     extended, extension_errors = _load_extensions(spec, doc, path, project, loaded["encodings"])
     errors += extension_errors
-    if errors:
-        raise SpecErrors(errors)
-    return Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as,
-                extended, task_sizes)
+    return (Grid(spec, path, tuple(loaded["encodings"]), tuple(loaded["sizes"]), tuple(loaded["tasks"]), trained_as,
+                 extended, task_sizes), _ordered(errors, path))
+
+
+def _ordered(errors: list[SpecError], path: Path) -> list[SpecError]:
+    """Each problem once: the grid's own in line order, then the other files' as they came."""
+    unique = list(dict.fromkeys(errors))
+    return sorted(unique, key=lambda e: (e.file != str(path), e.line if e.file == str(path) else 0))
 
 
 def _checks_of_the_raw_document(doc, path: Path, project: Project) -> list:

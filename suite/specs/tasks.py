@@ -10,7 +10,7 @@ from pydantic import Field
 
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecErrors, read_yaml
-from suite.specs.base import _validate, Spec, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
+from suite.specs.base import _salvage, _validate, failed_keys, Spec, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
 
 
 # -- model sizes and tasks ------------------------------------------------------------
@@ -120,15 +120,34 @@ def _load_simple(model: type[Spec], path: Path):
 
 
 def load_size(path: Path) -> SizeSpec:
-    return _load_simple(SizeSpec, path)
+    spec, errors, _ = _load_simple(SizeSpec, path)
+    if errors:
+        raise SpecErrors(errors)
+    return spec
 
 
 def load_task(path: Path) -> TaskSpec:
     from suite.data.corpus import CorpusPathError, source_of
 
-    spec = _load_simple(TaskSpec, path)
-    try:
-        corpus = source_of(spec.corpus).resolve(spec.corpus, Path(path).parent)
-    except CorpusPathError as exc:
-        raise SpecErrors([read_yaml(path).error(("corpus", exc.field), str(exc))]) from None
-    return spec.model_copy(update={"corpus": corpus})
+    spec, errors, doc = _load_simple(TaskSpec, path)
+    if spec is not None and "corpus" not in failed_keys(errors):  # checked even when another key is wrong
+        try:
+            corpus = source_of(spec.corpus).resolve(spec.corpus, Path(path).parent)
+        except CorpusPathError as exc:
+            errors.append(doc.error(("corpus", exc.field), str(exc)))
+        else:
+            spec = spec.model_copy(update={"corpus": corpus})
+    if errors:
+        raise SpecErrors(sorted(errors, key=lambda e: e.line))
+    return spec
+
+
+def _load_simple(model: type[Spec], path: Path):
+    """(the spec, or what of it validates (suite.specs.base._salvage); its problems; the document)."""
+    doc = read_yaml(path)
+    spec, errors = _validate(model, doc)
+    spec = spec if spec is not None else _salvage(model, doc, errors)
+    name = doc.data.get("name") if isinstance(doc.data, dict) and "name" not in failed_keys(errors) else None
+    if isinstance(name, str) and name != Path(path).stem:
+        errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
+    return spec, errors, doc

@@ -1,5 +1,7 @@
 """``posbench submit NAME``: what a pull request for a new encoding needs, in one folder.
 
+It is refused unless the project's records hold every run of the standard grid with the
+encoding in it (suite.submission.standard): a smoke run is no submission.
 ``submissions/<name>/`` holds the spec, the plugin and its tests as ``posbench new-encoding``
 laid them out (copied from the project), the records of every training run trained as the
 encoding and every evaluation of it (gzip JSON lines, as the published snapshot holds them,
@@ -19,6 +21,7 @@ from suite.results.records import scan
 from suite.results.snapshot_files import EVALS, RUNS, SAMPLES, write_lines
 from suite.specs import Project
 from suite.submission.scaffold import paths
+from suite.submission.standard import STANDARD, NotStandard, check_standard
 
 
 class SubmitError(Exception):
@@ -34,7 +37,9 @@ class Bundle:
     verified: bool
 
 
-def submit(project: Project, name: str, verify_log=print) -> Bundle:
+def submit(project: Project, name: str, verify_log=print, grid: str = STANDARD) -> Bundle:
+    """Bundle ``name``'s records; refused, with nothing written, unless they hold every run of
+    the standard grid (``grid``: suite.submission.standard)."""
     from suite.submission.verify import verify
 
     spec, plugin, test = paths(project, name)
@@ -45,7 +50,11 @@ def submit(project: Project, name: str, verify_log=print) -> Bundle:
              if (r.encoding == name or r.run_id in {x.run_id for x in runs}) and r.status == "done"]
     if not runs and not evals:
         raise SubmitError(f"no done record of {name} in {project.results}: run a grid with it first "
-                          "(`posbench run grids/smoke.yaml`, with it among the encodings)")
+                          f"(`posbench run grids/{grid}.yaml --with-published`, with it among the encodings)")
+    try:
+        check_standard(project, name, runs, evals, grid)
+    except NotStandard as exc:
+        raise SubmitError(str(exc)) from None
     folder = project.root / "submissions" / name
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "records" / SAMPLES).mkdir(parents=True)

@@ -105,7 +105,9 @@ def test_a_new_encoding_trains_only_its_rows_beside_the_published_ones_and_is_su
     board = (project_root / "site" / "_build" / "boards" / "lm-tiny-local.html").read_text()
     rows = [row for row in board.split("<tr") if "encodings/" in row and "yours, not published" in row]
     assert rows and all("my-alibi" in row for row in rows)  # marked as the contributor's, the others not
-    assert main(["--root", str(project_root), "submit", "my-alibi"]) == 0
+    assert main(["--root", str(project_root), "submit", "my-alibi"]) == 1  # not every run of grids/quick.yaml
+    assert "my-alibi lacks 20 of the 20 training runs of the standard grid grids/quick.yaml" in capsys.readouterr().err
+    assert main(["--root", str(project_root), "submit", "my-alibi", "--grid", "pub"]) == 0  # a published grid, whole
     out = capsys.readouterr().out
     assert "1 training run(s), 2 evaluation(s); verify: reproduced" in out
     folder = project_root / "submissions" / "my-alibi"

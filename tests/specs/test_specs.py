@@ -39,13 +39,13 @@ def test_unknown_key_and_param_name_file_line_and_suggestion(tmp_path):
     path.parent.mkdir()
     path.write_text("name: rope2\ndisplay_name: R\nfamily: rotary\npaper: p\nimpl: rotary\n"
                     "params:\n  base: 10000\n  scalng: pi\ndisplay: x\n")
+    scalng = (f"{path}:8: params.scalng: unknown parameter (did you mean 'scaling'?); "
+              "valid: base, fraction, partial_exponent, scaling, beta_fast, beta_slow, low_freq_factor, high_freq_factor, factor")
     errs = errors_of(load_encoding, path)
-    assert f"{path}:9: display: unknown key (did you mean 'display_name'?)" in errs
-    assert len(errs) == 1  # params are checked once the spec itself is sound
+    # the params are checked although another key is wrong: both in one run, in line order
+    assert errs == [scalng, f"{path}:9: display: unknown key (did you mean 'display_name'?)"]
     path.write_text(path.read_text().replace("display: x\n", ""))
-    errs = errors_of(load_encoding, path)
-    assert errs == [f"{path}:8: params.scalng: unknown parameter (did you mean 'scaling'?); "
-                    "valid: base, fraction, partial_exponent, scaling, beta_fast, beta_slow, low_freq_factor, high_freq_factor, factor"]
+    assert errors_of(load_encoding, path) == [scalng]
 
 
 def test_bad_param_type_and_value_are_reported_on_their_lines(tmp_path):
@@ -73,7 +73,9 @@ def test_grid_reports_every_error_at_once(project_root):
     assert f"{path}:8: train.sed: unknown key (did you mean 'seed'?)" not in errs  # 'seed' is not a train key
     assert any(e.startswith(f"{path}:8: train.sed: unknown key") for e in errs)
     # every error in one run: the reference is checked although the document does not validate
-    assert any(e.startswith(f"{path}:2: encodings.1: no encoding 'ropee'") for e in errs) and len(errs) == 3
+    assert any(e.startswith(f"{path}:2: encodings.1: no encoding 'ropee'") for e in errs)
+    # and the checks of a loaded grid run on the rest of it: the scale of 0 too (three of four before)
+    assert f"{path}:5: scales.1: scales are multiples of the training length and must be >= 1" in errs and len(errs) == 4
     path.write_text("name: broken\nencodings: [rope, ropee]\nsizes: [tiny]\ntasks: [lm]\nscales: [1, 0]\n")
     errs = errors_of(load_grid, path, Project(project_root))
     assert any(e.startswith(f"{path}:2: encodings.1: no encoding 'ropee'") and "did you mean 'rope'" in e for e in errs), errs
@@ -221,7 +223,7 @@ def test_line_index_does_not_expand_aliases(tmp_path):
 def test_an_absolute_plugin_path_is_explicit_and_loads_with_import(tmp_path, capsys):
     spec = tmp_path / "encodings" / "bounded.yaml"
     spec.parent.mkdir()
-    spec.write_text("name: bounded\ndisplay_name: B\nfamily: absolute\npaper: p\n"
+    spec.write_text("name: bounded\ndisplay_name: B\nfamily: absolute\npaper: \"Doe et al. 2024, Bounded\"\n"
                     f"impl: {REPO / 'tests' / 'plugins' / 'bounded.py'}:BoundedSinusoidal\n"
                     "params: {base: .inf}\n")
     assert main(["--root", str(tmp_path), "validate", str(spec)]) == 1

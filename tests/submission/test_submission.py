@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -43,6 +44,9 @@ def test_new_encoding_writes_a_spec_an_implementation_and_a_test(submitted, fami
 @pytest.mark.parametrize("family", FAMILIES)
 def test_validate_checks_form_only_then_imports_runs_the_contract_and_a_smoke_run(submitted, family, capsys):
     spec = str(submitted / "encodings" / f"my-{family}.yaml")
+    assert main(["--root", str(submitted), "validate", spec]) == 1  # the scaffold's paper is a placeholder
+    assert f"{spec}:4: paper: 'TODO' is a placeholder, not a citation" in capsys.readouterr().err
+    cite(submitted / "encodings" / f"my-{family}.yaml")
     assert main(["--root", str(submitted), "validate", spec]) == 0
     assert f"params of my-{family} not checked: run with --import" in capsys.readouterr().out
     assert main(["--root", str(submitted), "validate", "--import", spec]) == 0
@@ -50,6 +54,12 @@ def test_validate_checks_form_only_then_imports_runs_the_contract_and_a_smoke_ru
     assert f"contract: {len(CHECKS)} checks passed" in out
     assert "smoke run: trained 20 steps with suite.training.fit.fit" in out and "held-out bits per byte 1x" in out
     assert not (submitted / "results").exists()
+
+
+def cite(spec) -> None:
+    """The scaffolded spec with its placeholder paper replaced by a citation, as its author would."""
+    text = spec.read_text()
+    spec.write_text(re.sub(r'paper: "TODO[^"]*"', 'paper: "Doe et al. 2026, A Scaffolded Encoding"', text))
 
 
 def test_the_scaffolded_tests_pass_at_once(submitted):
