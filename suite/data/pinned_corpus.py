@@ -77,7 +77,7 @@ class _PinnedFiles(_Files):
         return pinned_root(self.pinned(spec))
 
     def label(self, pinned: Pinned) -> str:
-        return f"{pinned.label} (pinned)"
+        return f"{pinned.label}, pinned"
 
     def load(self, spec):
         pinned = self.pinned(spec)
