@@ -101,6 +101,8 @@ def read_manifest(path: Path) -> Pinned:
         raise CorpusArchiveError(f"{path}:{doc.line(loc)}: {'.'.join(map(str, loc))}: {first['msg']}") from None
     if f"{manifest.name}-{manifest.version}" != path.stem:
         raise CorpusArchiveError(f"{path}: name and version ({manifest.name}-{manifest.version}) must match the file name")
+    if not (path.parent / manifest.licence_file).is_file():
+        raise CorpusArchiveError(f"{path}: licence_file {manifest.licence_file} is missing: a corpus ships with its licence")
     return Pinned(manifest, path)
 
 

@@ -66,7 +66,7 @@ def test_a_distributions_python_plans_the_same_run_ids():
 
 
 def copy_pinned(tmp_path: Path, name: str) -> Path:
-    for suffix in (".yaml", ".tar.xz"):
+    for suffix in (".yaml", ".tar.xz", ".LICENSE.txt"):
         shutil.copy(CORPORA / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
     return tmp_path / f"{name}.yaml"
 
@@ -93,10 +93,11 @@ def hostile_archive(tmp_path: Path, add) -> Path:
         add(tar)
     archive = tmp_path / "hostile-1.tar.xz"
     archive.write_bytes(lzma.compress(raw.getvalue()))
+    (tmp_path / "LICENCE").write_text("none")
     return write_manifest(tmp_path / "hostile-1.yaml", {
         "name": "hostile", "version": "1", "description": "d", "archive": archive.name,
         "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "tar_sha256": hashlib.sha256(raw.getvalue()).hexdigest(),
-        "fingerprint": "0" * 16, "files": 1, "bytes": 5, "licence": "none", "licence_file": "none", "built_by": "a test"}).path
+        "fingerprint": "0" * 16, "files": 1, "bytes": 5, "licence": "none", "licence_file": "LICENCE", "built_by": "a test"}).path
 
 
 def _member(tar, name: str, data: bytes = b"hello", kind=tarfile.REGTYPE, link: str = ""):
