@@ -1,7 +1,7 @@
 """GLUE-style batteries behind one interface: the tasks a battery has, and their data.
 
-A grid's ``glue.battery`` names one of these (``offline``: built here from the standard
-library's source, :mod:`suite.data.glue_tasks`; ``glue``: the real GLUE through
+A grid's ``glue.battery`` names one of these (``offline``: built here from the pinned standard
+library's source (:mod:`suite.data.pinned_corpus`), :mod:`suite.data.glue_tasks`; ``glue``: the real GLUE through
 ``datasets`` or a folder in GLUE's format, :mod:`suite.data.glue_data`). Code asks the
 battery, never compares its name.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from suite.core.registry import Registry
 from suite.data import glue_tasks
 from suite.data.file_corpus import list_files
-from suite.data.file_corpus import Stdlib
+from suite.data.pinned_corpus import Stdlib
 
 if TYPE_CHECKING:  # data never imports specs at run time
     from suite.specs import GlueRecipe
@@ -48,8 +48,8 @@ def battery_of(recipe: GlueRecipe) -> Battery:
 
 @functools.lru_cache(maxsize=1)
 def stdlib_lines() -> tuple[str, ...]:
-    """Lines of real code for the offline battery: the standard library's own source,
-    already reduced to the lines the battery can use (so each task does not redo it)."""
+    """Lines of real code for the offline battery: the pinned standard library's source (the
+    same lines on every machine), already reduced to the lines the battery can use (so each task does not redo it)."""
     lines = []
     for _, path in list_files(Stdlib().root(None), "**/*.py"):
         lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -64,7 +64,7 @@ def offline_task_data(name: str, seed: int, train_size: int, dev_size: int):
 
 @BATTERIES.register("offline")
 class Offline(Battery):
-    """Eight tasks of GLUE's types built from the stdlib's lines (always on this machine)."""
+    """Eight tasks of GLUE's types built from the pinned stdlib's lines (shipped in corpora/)."""
 
     balanced = True
 

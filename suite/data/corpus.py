@@ -1,8 +1,10 @@
 """Language-modelling corpora: the corpus-source contract and its registry.
 
 A task spec's ``corpus.kind`` names a source registered in :data:`CORPUS_SOURCES`:
-``stdlib`` and ``folder`` (local files, :mod:`suite.data.file_corpus`) and ``datasets``
-(Hugging Face ``datasets``, offline and memory-mapped, :mod:`suite.data.hf_corpus`).
+``stdlib`` and ``pinned`` (archives shipped in corpora/, the same bytes on every machine,
+:mod:`suite.data.pinned_corpus`), ``host-stdlib`` and ``folder`` (local files,
+:mod:`suite.data.file_corpus`) and ``datasets`` (Hugging Face ``datasets``, offline and
+memory-mapped, :mod:`suite.data.hf_corpus`).
 Code asks the source, never compares the kind's name: adding a source is one class in
 one module and its name in ``members`` below.
 
@@ -59,6 +61,7 @@ class CorpusSource:
     """The interface; subclasses are registered in :data:`CORPUS_SOURCES` by ``CorpusSpec.kind``."""
 
     needs_dataset = False  # True: the spec names a dataset (and only such a source takes one)
+    needs_archive = False  # True: the spec names a pinned archive of corpora/ (and only such a source takes one)
 
     # the spec's fields that say where the corpus lies on this machine, not what it holds: left out
     # of a run's id, which holds the content's fingerprint (suite.plan.grid.task_content)
@@ -85,7 +88,7 @@ class CorpusSource:
 
 
 CORPUS_SOURCES: Registry[CorpusSource] = Registry(
-    "corpus source", CorpusSource, members=("suite.data.file_corpus", "suite.data.hf_corpus"))
+    "corpus source", CorpusSource, members=("suite.data.file_corpus", "suite.data.pinned_corpus", "suite.data.hf_corpus"))
 
 
 def source_of(spec: CorpusSpec) -> CorpusSource:

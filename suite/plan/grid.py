@@ -69,12 +69,15 @@ def task_content(task: TaskSpec) -> dict:
     """The task as it enters a run's id. Its corpus source's ``location_fields`` (a folder's
     ``path``) are left out: where the files lie on this machine, while their content is in the
     run's ``data_fingerprint`` already, so a fresh clone in another folder, or ``verify`` of a
-    published run, plans the same id. No published run reads a folder, so no id changes."""
+    published run, plans the same id. No published run reads a folder, so no id changes.
+    A pinned ``archive`` enters only where there is one, so the ids of runs made before the
+    field existed stay what they were."""
     from suite.data.corpus import source_of
 
     content = task.model_dump(exclude={"name", "description", "paper"})
     located = set(source_of(task.corpus).location_fields)
-    content["corpus"] = {k: v for k, v in content["corpus"].items() if k not in located}
+    content["corpus"] = {k: v for k, v in content["corpus"].items()
+                         if k not in located and not (k == "archive" and v is None)}
     return content
 
 

@@ -41,9 +41,11 @@ GENERATED_KINDS = frozenset({"synthetic"})  # task kinds (suite.plan.task_kinds)
 
 
 class CorpusSpec(Spec):
-    kind: str = "stdlib"  # a source of suite.data.corpus.CORPUS_SOURCES
+    kind: str = "stdlib"  # a source of suite.data.corpus.CORPUS_SOURCES (stdlib: the pinned CPython 3.11.7 one)
     path: str | None = None  # folder: a directory of text files (relative to the task file)
-    glob: str = "**/*.py"  # which files, for the stdlib and folder kinds
+    # pinned: a shipped archive, corpora/<archive>.yaml (name-version, e.g. english-pd-1.0)
+    archive: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]*-[A-Za-z0-9][A-Za-z0-9.]*$")
+    glob: str = "**/*.py"  # which files, for the stdlib, host-stdlib, pinned and folder kinds
     max_bytes: int | None = Field(None, gt=0, le=MAX_TOKENS)  # cap on the corpus, to bound memory and time
     # datasets (suite.data.hf_corpus): a save_to_disk or data-file folder, or a name in the datasets cache
     dataset: str | None = None
@@ -68,6 +70,8 @@ class CorpusSpec(Spec):
 
         if source_of(self).needs_dataset != (self.dataset is not None):
             raise ValueError("a datasets corpus needs dataset: (a folder or a name), and only it takes one")
+        if source_of(self).needs_archive != (self.archive is not None):
+            raise ValueError("a pinned corpus needs archive: (a name-version of corpora/), and only it takes one")
         return self
 
     @pydantic.field_validator("glob")

@@ -26,7 +26,7 @@ def test_tokenizer_round_trips_any_text(text):
 def test_stdlib_corpus_is_split_by_file_deterministically():
     spec = CorpusSpec()
     files = corpus_files(spec)
-    assert len(files) > 500  # the standard library is there on every machine
+    assert len(files) > 500  # the pinned standard library (corpora/), the same on every machine
     assert not any("site-packages" in rel for rel, _ in files)
     corpus = load_corpus(spec)
     sizes = {s: len(corpus[s]) for s in ("train", "validation", "test")}

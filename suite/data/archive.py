@@ -1,0 +1,216 @@
+"""Pinned corpus archives: ``corpora/<name>-<version>.tar.xz`` and the manifest beside it.
+
+A published figure is only reproducible if every machine trains on the same bytes, so a
+corpus the published grids read is an artifact shipped with the repository, not whatever
+the machine happens to have: a deterministic tar (sorted members, no owners, times or
+modes of the machine that built it), xz-compressed, described by a small manifest YAML
+(name, version, the archive's sha256, the uncompressed tar's sha256, the content
+fingerprint of :mod:`suite.data.file_corpus`, sizes, licence).
+
+Reading is for strangers' bytes too (an archive edited in a pull request): the archive's
+sha256 is checked against its manifest before anything is read, and every member must be
+a regular file with a plain relative path, within the manifest's count and size caps.
+The uncompressed tar's sha256 does not depend on the xz library's version, so a rebuild on
+another machine can be compared with the manifest (``scripts/corpora/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import lzma
+import os
+import re
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import pydantic
+
+from suite.core.yamldoc import read_yaml
+
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"  # shipped with the repository, beside suite/
+MAX_MEMBER_BYTES = 64 * 2**20  # one document: no source file or book comes near it
+MAX_ARCHIVE_BYTES = 2**30  # all members together, uncompressed
+MAX_MEMBERS = 100_000
+XZ_PRESET = 9  # the archive's bytes depend on it: changing it changes every shipped archive's sha256
+_MEMBER = re.compile(r"[A-Za-z0-9_.+\-]+(/[A-Za-z0-9_.+\-]+)*")  # plain names, no spaces or odd bytes
+
+
+class CorpusArchiveError(ValueError):
+    """A pinned corpus that cannot be used: one line naming the file and what is wrong."""
+
+
+class Manifest(pydantic.BaseModel):
+    """``corpora/<name>-<version>.yaml``: what the archive beside it holds and under which licence."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    name: str = pydantic.Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    version: str = pydantic.Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9.]*$")
+    description: str
+    archive: str = pydantic.Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9.\-]*\.tar\.xz$")  # beside the manifest
+    sha256: str = pydantic.Field(pattern=r"^[0-9a-f]{64}$")  # of the archive file, checked before every use
+    tar_sha256: str = pydantic.Field(pattern=r"^[0-9a-f]{64}$")  # of the uncompressed tar (xz-independent)
+    fingerprint: str = pydantic.Field(pattern=r"^[0-9a-f]{16}$")  # suite.data.file_corpus's, of every member
+    files: int = pydantic.Field(gt=0, le=MAX_MEMBERS)
+    bytes: int = pydantic.Field(gt=0, le=MAX_ARCHIVE_BYTES)
+    licence: str
+    licence_file: str = pydantic.Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9.\-]*$")  # beside the manifest
+    built_by: str  # the script that makes the archive, and from what
+    sources: list[dict] = []  # pinned inputs (package, version, file, sha256), where it is built from packages
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A manifest and where it lies."""
+
+    manifest: Manifest
+    path: Path  # the manifest file
+
+    @property
+    def archive(self) -> Path:
+        return self.path.parent / self.manifest.archive
+
+    @property
+    def label(self) -> str:
+        return f"{self.manifest.name} {self.manifest.version}"
+
+
+def manifest_path(name: str, corpora: Path = CORPORA) -> Path:
+    return corpora / f"{name}.yaml"
+
+
+def read_manifest(path: Path) -> Pinned:
+    """The manifest at ``path``, or CorpusArchiveError naming the file, line and field."""
+    if not path.is_file():
+        known = sorted(p.stem for p in path.parent.glob("*.yaml")) if path.parent.is_dir() else []
+        raise CorpusArchiveError(f"no pinned corpus {path.stem!r} ({path} does not exist); "
+                                 f"shipped: {', '.join(known) or 'none'}")
+    doc = read_yaml(path)
+    if doc.problems:
+        raise CorpusArchiveError(str(doc.problems[0]))
+    if not isinstance(doc.data, dict):
+        raise CorpusArchiveError(f"{path}: a manifest is a mapping of fields")
+    try:
+        manifest = Manifest.model_validate(doc.data)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        raise CorpusArchiveError(f"{path}:{doc.line(loc)}: {'.'.join(map(str, loc))}: {first['msg']}") from None
+    if f"{manifest.name}-{manifest.version}" != path.stem:
+        raise CorpusArchiveError(f"{path}: name and version ({manifest.name}-{manifest.version}) must match the file name")
+    if not (path.parent / manifest.licence_file).is_file():
+        raise CorpusArchiveError(f"{path}: licence_file {manifest.licence_file} is missing: a corpus ships with its licence")
+    return Pinned(manifest, path)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verified_archive(pinned: Pinned) -> Path:
+    """The archive's path once its sha256 matches the manifest's; otherwise one line saying so."""
+    archive = pinned.archive
+    if not archive.is_file():
+        raise CorpusArchiveError(f"{archive}: missing (the archive of {pinned.path.name}); restore it from the repository")
+    actual = file_sha256(archive)
+    if actual != pinned.manifest.sha256:
+        raise CorpusArchiveError(f"{archive}: sha256 {actual[:16]}... does not match its manifest {pinned.path.name} "
+                                 f"({pinned.manifest.sha256[:16]}...): the archive was changed or damaged; "
+                                 "restore it from the repository")
+    return archive
+
+
+def check_member_name(name: str) -> None:
+    if not _MEMBER.fullmatch(name) or any(part in {".", ".."} for part in name.split("/")):
+        raise CorpusArchiveError(f"member {name!r}: not a plain relative path")
+
+
+def read_members(pinned: Pinned) -> Iterable[tuple[str, bytes]]:
+    """(name, bytes) of every member of the verified archive, in archive order, each checked:
+    regular files only (no links, devices or folders), plain relative names, no name twice, and
+    no more members or bytes than the manifest says (and the module's caps)."""
+    archive = verified_archive(pinned)
+    limit_files = min(pinned.manifest.files, MAX_MEMBERS)
+    limit_bytes = min(pinned.manifest.bytes, MAX_ARCHIVE_BYTES)
+    seen: set[str] = set()
+    total = 0
+    with tarfile.open(archive, mode="r:xz") as tar:
+        for info in tar:
+            where = f"{archive.name}: member {info.name!r}"
+            if not info.isreg():
+                raise CorpusArchiveError(f"{where}: not a regular file (links, folders and devices are refused)")
+            check_member_name(info.name)
+            if info.name in seen:
+                raise CorpusArchiveError(f"{where}: appears twice")
+            seen.add(info.name)
+            total += info.size
+            if len(seen) > limit_files or info.size > MAX_MEMBER_BYTES or total > limit_bytes:
+                raise CorpusArchiveError(f"{where}: more members or bytes than its manifest's "
+                                         f"{pinned.manifest.files} files and {pinned.manifest.bytes:,} bytes")
+            data = tar.extractfile(info).read()
+            if len(data) != info.size:
+                raise CorpusArchiveError(f"{where}: truncated")
+            yield info.name, data
+    if len(seen) != pinned.manifest.files or total != pinned.manifest.bytes:
+        raise CorpusArchiveError(f"{archive.name}: {len(seen)} files and {total:,} bytes; its manifest says "
+                                 f"{pinned.manifest.files} and {pinned.manifest.bytes:,}")
+
+
+def extract(pinned: Pinned, folder: Path) -> None:
+    """Every member written under ``folder`` (which must not exist), read-only."""
+    folder.mkdir(parents=True)
+    for name, data in read_members(pinned):
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "xb") as f:  # "x": never through a file or link already there
+            f.write(data)
+        os.chmod(target, 0o444)
+
+
+def content_fingerprint(members: Iterable[tuple[str, bytes]]) -> str:
+    """suite.data.file_corpus's fingerprint of these (path, bytes), sorted by path as a folder's files are."""
+    from suite.data.file_corpus import _digest
+
+    digest = hashlib.sha256()
+    for name, data in sorted(members):
+        _digest(digest, name, data)
+    return digest.hexdigest()[:16]
+
+
+def tar_bytes(members: Iterable[tuple[str, bytes]]) -> bytes:
+    """A deterministic tar of (name, bytes): sorted by name, mode 0644, owner and time zero."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in sorted(members):
+            check_member_name(name)
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def write_archive(members: list[tuple[str, bytes]], path: Path) -> dict:
+    """Write the deterministic, xz-compressed archive; returns the manifest fields it fixes."""
+    raw = tar_bytes(members)
+    path.write_bytes(lzma.compress(raw, format=lzma.FORMAT_XZ, preset=XZ_PRESET))
+    return {"archive": path.name, "sha256": file_sha256(path), "tar_sha256": hashlib.sha256(raw).hexdigest(),
+            "fingerprint": content_fingerprint(members), "files": len(members),
+            "bytes": sum(len(d) for _, d in members)}
+
+
+def write_manifest(path: Path, fields: dict) -> Pinned:
+    """Write ``corpora/<name>-<version>.yaml`` (validated first) and read it back."""
+    import yaml
+
+    manifest = Manifest.model_validate(fields)
+    path.write_text(yaml.safe_dump(manifest.model_dump(), sort_keys=False, width=100, allow_unicode=False))
+    return read_manifest(path)

