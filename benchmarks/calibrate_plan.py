@@ -1,18 +1,23 @@
-"""The throughputs `posbench plan` turns FLOPs into CPU-hours with (suite.plan.estimate.CPU),
-measured on the published snapshot, and how far each grid's estimate lands from its records.
+"""The rates `posbench plan` turns FLOPs into CPU-hours with (suite.plan.estimate.CPU), and how
+far each grid's estimate lands from the published snapshot's records.
 
 For every grid the snapshot names, the grid is planned (suite.plan.grid.expand) and each planned
 piece that the snapshot holds as done on the CPU is paired with the wall-clock seconds its record
-states. Training runs: FLOPs by suite.plan.estimate.train_flops; evaluations: those with a FLOP
-count (suite.plan.estimate.eval_flops). A piece planned by several grids counts once in the
-throughputs and in every grid that plans it.
+states. Training runs: FLOPs by suite.plan.estimate.train_flops, one core's seconds by
+suite.plan.estimate.train_seconds; evaluations: those with a FLOP count
+(suite.plan.estimate.eval_flops). A piece planned by several grids counts once in the snapshot's
+figures and in every grid that plans it.
 
     .venv/bin/python benchmarks/calibrate_plan.py              # the snapshot in leaderboard/
     .venv/bin/python benchmarks/calibrate_plan.py --snapshot FOLDER
 
-It prints the training and evaluation throughputs (sum of FLOPs over sum of seconds), then, per
-grid, its CPU-hours by the records and the estimate over them at the constants in
-suite.plan.estimate (the ones `posbench plan` uses now) and at the throughputs just measured.
+It prints the fit of one core's training step time (suite.plan.rate) to the bench records with
+each point's fitted / measured; the snapshot's training and evaluation throughputs (sum of FLOPs
+over sum of seconds) and its records' seconds over plan's one-core estimate (the shared pace);
+then, per grid, its CPU-hours by the records and over them: plan's estimate on cores of their
+own, the same at the shared pace (both at the constants of suite.plan.estimate, the ones
+`posbench plan` uses now), and what one FLOP rate for every model (the snapshot's training
+throughput, plan's rate before issue 57) gives.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from suite.plan.estimate import CPU, eval_flops, train_flops
+from suite.plan.estimate import CPU, eval_flops, train_flops, train_seconds
 from suite.plan.grid import expand
+from suite.plan.rate import fit, fit_records, step_points
 from suite.results.snapshot_files import EVALS, RUNS, read_info, read_records
 from suite.specs import Project, load_grid
 
@@ -29,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def measured(snapshot: Path):
-    """Per grid: [(id, kind, FLOPs, wall_s)] of its done CPU pieces that have a FLOP count."""
+    """Per grid: [(id, kind, FLOPs, wall_s, seconds of one core by plan)] of its done CPU pieces
+    that have a FLOP count."""
     runs = {r.id: r for r in read_records(snapshot / RUNS, "training_run")}
     evals = {e.id: e for e in read_records(snapshot / EVALS, "evaluation")}
     project = Project(ROOT)
@@ -40,11 +47,11 @@ def measured(snapshot: Path):
         for run in plan.runs:
             record = runs.get(run.run_id)
             if record and record.status == "done" and record.provenance.device == "cpu" and record.provenance.wall_s:
-                pieces.append((run.run_id, "train", train_flops(run), record.provenance.wall_s))
+                pieces.append((run.run_id, "train", train_flops(run), record.provenance.wall_s, train_seconds(run)))
         for evaluation in plan.evaluations:
             record, flops = evals.get(evaluation.eval_id), eval_flops(evaluation)
             if record and record.status == "done" and flops > 0 and record.provenance.wall_s:
-                pieces.append((evaluation.eval_id, "eval", flops, record.provenance.wall_s))
+                pieces.append((evaluation.eval_id, "eval", flops, record.provenance.wall_s, flops / CPU.eval_flops))
         per_grid[name] = pieces
     return per_grid
 
@@ -60,23 +67,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshot", type=Path, default=ROOT / "leaderboard")
     args = parser.parse_args()
+    points = step_points(fit_records(ROOT))
+    scale, exponent = fit(points)
+    print(f"one core's training step: {scale:.4g} x FLOPs ** {exponent:.4f} s "
+          f"(plan: {CPU.step_scale:.4g} x FLOPs ** {CPU.step_exponent:.4f})")
+    for p in points:
+        fitted = scale * p.flops**exponent
+        print(f"  {p.shape:<18} {p.flops:.3g} FLOPs {p.seconds:.4f} s ({p.records} record(s), "
+              f"{p.flops / p.seconds / 1e9:.1f} GFLOP/s): fitted / measured {fitted / p.seconds:.3f}")
     per_grid = measured(args.snapshot)
     every = list({p[0]: p for pieces in per_grid.values() for p in pieces}.values())
     (train, train_s), (evaluation, eval_s) = throughput(every, "train"), throughput(every, "eval")
     print(f"training: {train / 1e9:.1f} GFLOP/s over {train_s / 3600:.1f} h of {sum(p[1] == 'train' for p in every)} runs")
     print(f"evaluation: {evaluation / 1e9:.1f} GFLOP/s over {eval_s / 3600:.2f} h of {sum(p[1] == 'eval' for p in every)} "
           "evaluations with a FLOP count")
-    print(f"{'grid':<22} {'pieces':>7} {'h by records':>13} {'estimate now':>13} {'estimate at these':>18}")
+    print(f"shared pace: the records' seconds over plan's one-core seconds, {shared_pace(every):.2f} "
+          f"(plan: {CPU.shared_pace:.1f})")
+    print(f"{'grid':<22} {'pieces':>7} {'h by records':>13} {'own cores':>10} {'shared':>8} {'one rate':>9}")
     for name, pieces in per_grid.items():
         hours = sum(p[3] for p in pieces) / 3600
         if not hours:
             continue
+        own = sum(p[4] for p in pieces) / 3600
+        one_rate = sum(p[2] / (train if p[1] == "train" else evaluation) for p in pieces) / 3600
+        print(f"{name:<22} {len(pieces):>7} {hours:>13.2f} {own / hours:>9.2f}x {own * CPU.shared_pace / hours:>7.2f}x "
+              f"{one_rate / hours:>8.2f}x")
 
-        def estimate(train_rate: float, eval_rate: float) -> float:
-            return sum(p[2] / (train_rate if p[1] == "train" else eval_rate) for p in pieces) / 3600
 
-        print(f"{name:<22} {len(pieces):>7} {hours:>13.2f} {estimate(CPU.train_flops, CPU.eval_flops) / hours:>12.2f}x "
-              f"{estimate(train, evaluation) / hours:>17.2f}x")
+def shared_pace(pieces) -> float:
+    """The records' seconds over plan's one-core seconds, summed over the pieces."""
+    return sum(p[3] for p in pieces) / sum(p[4] for p in pieces)
 
 
 if __name__ == "__main__":

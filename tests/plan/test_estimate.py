@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from suite.cli.main import main
-from suite.plan.estimate import ASSUMED_MFU, CPU, DEVICES, Estimate, estimate, eval_flops, matmul_params, train_flops
+from suite.plan.estimate import (ASSUMED_MFU, CPU, DEVICES, Estimate, estimate, eval_flops, matmul_params, step_flops,
+                                 train_flops, train_seconds)
 from suite.plan.grid import expand
 from suite.modeling.model import ModelConfig, Transformer
 from suite.encodings import ENCODINGS
@@ -37,22 +38,34 @@ def test_gpu_hours_follow_from_flops_peak_and_mfu():
 
 def test_cpu_hours_of_a_hand_worked_example():
     """tiny (d 64, 2 layers, d_ff 256): N = 2 (4 64^2 + 2 64 256) + 256 64 = 114,688 matmul weights.
-    One run of 600 steps x batch 16 x L 64 trains 614,400 tokens at 6 N + 12 L T d = 688,128 +
-    98,304 = 786,432 FLOPs a token: 4.832e11 FLOPs. One evaluation of 16,384 tokens at 16 x 64 =
-    1,024 evaluates at 2 N + 4 L T d = 229,376 + 524,288 = 753,664 FLOPs a token: 1.2348e10.
-    At 19.8 and 15.6 GFLOP/s: 24.403 s + 0.7915 s = 25.195 s, 0.0069985 CPU-hours."""
+    A step of 16 x 64 tokens at 6 N + 12 L T d = 688,128 + 98,304 = 786,432 FLOPs a token is
+    805,306,368 FLOPs; one core takes 2.752e-10 x 805,306,368 ** 0.8793 = 0.018649 s for it, so
+    600 steps take 11.1895 s. One evaluation of 16,384 tokens at 16 x 64 = 1,024 evaluates at
+    2 N + 4 L T d = 229,376 + 524,288 = 753,664 FLOPs a token: 1.2348e10 FLOPs, 0.83433 s at 14.8
+    GFLOP/s. Together 12.0239 s, 0.0033400 CPU-hours; at the shared pace of 2.1, 0.0070139."""
     size = SizeSpec(name="tiny", d_model=64, n_layers=2, n_heads=4, d_ff=256)
     assert matmul_params(size) == 114_688
-    train = 600 * 16 * 64 * 786_432
+    assert step_flops(size, 16, 64) == 805_306_368
+    assert (CPU.step_scale, CPU.step_exponent, CPU.eval_flops, CPU.shared_pace) == (2.752e-10, 0.8793, 14.8e9, 2.1)
+    assert CPU.step_seconds(805_306_368) == pytest.approx(0.018649, rel=1e-4)
+    train_s = 600 * CPU.step_seconds(805_306_368)
     evaluation = 16_384 * 753_664
-    assert (CPU.train_flops, CPU.eval_flops) == (19.8e9, 15.6e9)  # the stated throughputs this example uses
-    est = Estimate(train, evaluation)
-    assert train == pytest.approx(4.832e11, rel=1e-4) and evaluation == pytest.approx(1.2348e10, rel=1e-4)
-    assert est.cpu_hours() == pytest.approx(0.0069985, rel=1e-4)
-    assert est.flops == train + evaluation
+    est = Estimate(600 * 805_306_368, evaluation, train_s=train_s)
+    assert train_s == pytest.approx(11.1895, rel=1e-4) and evaluation == pytest.approx(1.2348e10, rel=1e-4)
+    assert est.cpu_hours() == pytest.approx(0.0033400, rel=1e-4)
+    assert est.shared_hours() == pytest.approx(0.0070139, rel=1e-4)
+    assert est.flops == 600 * 805_306_368 + evaluation
     lines = est.lines()
-    assert len(lines) == 1 and lines[0].startswith("0.01 CPU-hours on ") and "GPU" not in lines[0]
-    assert Estimate(3600 * 19.8e9 * 12.5).lines()[0].startswith("12.5 CPU-hours")
+    assert len(lines) == 1 and lines[0].startswith("0.00 CPU-hours on ") and "; 0.01 at the pace of" in lines[0]
+    assert "GPU" not in lines[0]
+    assert Estimate(0, train_s=3600 * 12.5).lines()[0].startswith("12.5 CPU-hours")
+
+
+def test_a_run_costs_its_steps_at_one_cores_step_time(tiny_grid, project_root):
+    run = expand(load_grid(tiny_grid(name="steps"), Project(project_root))).runs[0]
+    step = step_flops(run.size, run.train.batch_size, run.train.seq_len)
+    assert train_flops(run) == run.train.steps * step
+    assert train_seconds(run) == pytest.approx(run.train.steps * CPU.step_scale * step**CPU.step_exponent)
 
 
 def test_plan_of_a_cpu_grid_states_cpu_hours_and_no_gpu_hours(tiny_grid, project_root, capsys):
@@ -64,10 +77,11 @@ def test_plan_of_a_cpu_grid_states_cpu_hours_and_no_gpu_hours(tiny_grid, project
     est = estimate(plan.runs, plan.evaluations)
     assert est.flops > sum(train_flops(r) for r in plan.runs)  # evaluations count
     assert est.evaluation == sum(eval_flops(e) for e in plan.evaluations) > 0
+    assert est.train_s == pytest.approx(sum(train_seconds(r) for r in plan.runs))
     assert main(["--root", str(project_root), "plan", str(grid)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "estimated CPU cost" in out and "an estimate, not a timing" in out
-    assert f"{est.cpu_hours():.2f} CPU-hours on " in out
+    assert f"{est.cpu_hours():.2f} CPU-hours on " in out and f"; {est.shared_hours():.2f} at the pace of" in out
     assert "GPU-hours" not in out and "GPU cost" not in out
 
 
