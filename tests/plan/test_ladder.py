@@ -1,6 +1,7 @@
 """grids/ladder.yaml, the size ladder of issue 35, planned: three sizes spanning at least 25x in
-weights, the steps rule its description states, and a three-rate sweep for every (encoding,
-size, task). Planned only (its CPU cost is stated in docs/benchmarks.md)."""
+weights, the steps rule its description states (and the tokens per weight that rule gives), and
+a three-rate sweep for every (encoding, size, task). Planned only (its CPU cost is stated in
+docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,17 @@ def test_steps_follow_the_stated_rule_and_every_group_has_its_sweep():
         assert sorted(r.train.lr for r in mine if r.seed == grid.spec.tuning.seed) == rates
         assert {r.seed for r in mine} == set(grid.spec.seeds)
         assert all(r.train.lr == rates[1] for r in mine if r.seed != grid.spec.tuning.seed)
+
+
+def test_the_description_states_the_tokens_per_weight_the_rule_gives():
+    """Exponent 0.5 does not keep tokens per weight: the description once said it did."""
+    grid = ladder()
+    plan = expand(grid, tuned=lambda sweep: grid.spec.tuning.lr[1])
+    text = " ".join(grid.spec.description.split())
+    assert "same tokens per weight" not in text
+    for task in ("lm", "flip_flop", "passkey"):
+        for size in grid.sizes:
+            run = next(r for r in plan.runs if r.task.name == task and r.size.name == size.name)
+            tokens = run.train.steps * run.train.batch_size * run.train.seq_len
+            assert f"{run.train.steps:,}" in text
+            assert f"{tokens / matmul_params(size):.1f}" in text, (task, size.name)
