@@ -14,7 +14,7 @@ otherwise idle cores take about half of them in wall-clock time:
 
 * training: each run's steps x the seconds one core takes for a step of its FLOPs, a power law
   fitted to NoPE's step time measured by ``posbench bench`` at 0.11M-19M matmul weights
-  (suite.plan.rate: 41 GFLOP/s at tiny, 77 at base; a single FLOP rate over-stated a medium
+  (suite.plan.rate: 43 GFLOP/s at tiny, 77 at base; a single FLOP rate over-stated a medium
   model's hours 3.2x);
 * evaluation: evaluation FLOPs / the rate the published snapshot's evaluations with a FLOP count
   sustained (their FLOPs over their records' wall_s). Evaluations through lm-eval (the synthetic
@@ -24,10 +24,10 @@ The published snapshot (``leaderboard/`` as published 2026-11-27 08:30 UTC: fift
 runs, 35 CPU-hours by their records; benchmarks/calibrate_plan.py) took 2.1x those hours: its
 pieces shared a 2-core machine with other work, and whole grids ran at 0.25x-0.85x one core's
 rate (the default job's NoPE runs at 12-25 thousand tokens/s, the language-modelling board's
-mostly at 50-54, on the same machine class). So plan states both: the hours of dedicated cores, and at
-:attr:`CpuClass.shared_pace` the hours the snapshot's pace implies on the shared machine; the
-second lands within 0.53x-1.78x of each published grid's records (within 0.7x-1.4x for ten of the
-fifteen: per grid, docs/benchmarks.md).
+mostly at 50-54, on the same machine class). So plan states both: the hours of dedicated cores,
+and at :attr:`CpuClass.shared_pace` the hours the snapshot's pace implies on the shared machine;
+the second lands within 0.53x-1.78x of each published grid's records (within 0.7x-1.4x for ten
+of the fifteen: per grid, docs/benchmarks.md).
 
 **GPU-hours** (``device: cuda``) = FLOPs / (peak x MFU) / 3600, with the vendors' dense bf16
 tensor-core peaks and an assumed MFU (the 40% issue 11 sets as the GPU target): no GPU was

@@ -5,19 +5,22 @@ One FLOP rate for every model (the snapshot's 19.8 GFLOP/s) was the wall-clock p
 pieces, two at a time on a shared machine; one core's rate grows with the model, because a
 small step spends more of its time outside the matmuls (Python, the optimizer, small kernels).
 NoPE's training step on one thread (the bench's Lightning figure: CPU time of the process, the
-median of its timed steps, so other processes on the cores do not enter it) measured 0.020 s at
-tiny (0.11M matmul weights, 41 GFLOP/s), 0.102 s at small (0.82M, 53), 0.304 s at medium (3.2M,
-68) and 1.56 s at base (19M, 77), at 16 x 64 tokens (benchmarks/plan-rate-2026-11-27/). So:
+median of its timed steps, so other processes on the cores do not enter it) measured 0.0188 s
+at tiny (0.11M matmul weights, 43 GFLOP/s; the median of six records), 0.102 s at small (0.82M,
+53), 0.304 s at medium (3.2M, 68) and 1.56 s at base (19M, 77), at 16 x 64 tokens
+(benchmarks/plan-rate-2026-11-27/ and the published bench records). So:
 
     seconds of one training step = scale x (FLOPs of the step) ** exponent
 
 fitted by least squares on the logarithms, one point per shape and recipe (the median over its
 records): the records of the folder above and the published snapshot's CPU bench records (NoPE
-at tiny, five of them). In FLOPs of the step rather than in weights so that a recipe of other
-lengths and batches (the tasks' 32 x 16 tokens) is covered by the same law. Every encoding is
-costed as NoPE: on the bench board the core encodings train at 1.0-1.3x NoPE's step time at tiny
-(path and stick-breaking at up to 3x), and at 3.2M weights the ten core encodings at 0.87-1.02x
-(issue 57). A whole ``posbench run`` piece matches the bench's step time within 2% (issue 57).
+at tiny, five of them); it lands within 6% of each point (2.752e-10 x FLOPs ** 0.8793). In
+FLOPs of the step rather than in weights so that a recipe of other lengths and batches (the
+tasks' 32 x 16 tokens) is costed by the same law, an extrapolation: only 16 x 64 was measured.
+Every encoding is costed as NoPE: on the published bench board the ladder's encodings train at
+0.96-1.3x NoPE's step time at tiny (CoPE and stick-breaking 1.8x, PaTH 2.9x), and at 3.2M
+weights the ten core encodings at 0.87-1.02x (issue 57). A whole ``posbench run`` piece matches
+the bench's step time within 2%, and its evaluation adds 2-6% (issue 57).
 """
 
 from __future__ import annotations
