@@ -27,11 +27,18 @@ from pathlib import Path
 
 from suite.plan.estimate import CPU, eval_flops, train_flops, train_seconds
 from suite.plan.grid import expand
-from suite.plan.rate import fit, fit_records, step_points
-from suite.results.snapshot_files import EVALS, RUNS, read_info, read_records
+from suite.plan.rate import fit, step_points
+from suite.results.bench_records import bench_records
+from suite.results.snapshot_files import EVALS, RUNS, read_bench, read_info, read_records
 from suite.specs import Project, load_grid
 
 ROOT = Path(__file__).resolve().parent.parent
+FIT_RECORDS = ROOT / "benchmarks" / "plan-rate-2026-11-27"  # the bench records made for the fit
+
+
+def fit_records(snapshot: Path = ROOT / "leaderboard") -> list[dict]:
+    """The bench records suite.plan.rate is fitted on: the snapshot's and those of FIT_RECORDS."""
+    return read_bench(snapshot, read_info(snapshot)["bench"]) + bench_records(FIT_RECORDS)
 
 
 def measured(snapshot: Path):
@@ -67,7 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshot", type=Path, default=ROOT / "leaderboard")
     args = parser.parse_args()
-    points = step_points(fit_records(ROOT))
+    points = step_points(fit_records())
     scale, exponent = fit(points)
     print(f"one core's training step: {scale:.4g} x FLOPs ** {exponent:.4f} s "
           f"(plan: {CPU.step_scale:.4g} x FLOPs ** {CPU.step_exponent:.4f})")

@@ -14,7 +14,7 @@ at tiny (0.11M matmul weights, 43 GFLOP/s; the median of six records), 0.102 s a
 
 fitted by least squares on the logarithms, one point per shape and recipe (the median over its
 records): the records of the folder above and the published snapshot's CPU bench records (NoPE
-at tiny, five of them); it lands within 6% of each point (2.752e-10 x FLOPs ** 0.8793). In
+at tiny, five of them), read by benchmarks/calibrate_plan.py (a plan reads no records); it lands within 6% of each point (2.752e-10 x FLOPs ** 0.8793). In
 FLOPs of the step rather than in weights so that a recipe of other lengths and batches (the
 tasks' 32 x 16 tokens) is costed by the same law, an extrapolation: only 16 x 64 was measured.
 Every encoding is costed as NoPE: on the published bench board the ladder's encodings train at
@@ -28,9 +28,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
-FIT_RECORDS = Path(__file__).resolve().parents[2] / "benchmarks" / "plan-rate-2026-11-27"
 CPU_CLOCK = "CPU time of the process"  # how the bench's CPU clock is named (suite.bench.probes.CLOCKS)
 
 
@@ -76,12 +74,3 @@ def fit(points: list[Point]) -> tuple[float, float]:
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     exponent = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     return math.exp(my - exponent * mx), exponent
-
-
-def fit_records(root: Path) -> list[dict]:
-    """The records the fit reads: the published snapshot's bench records and benchmarks/plan-rate-*/."""
-    from suite.results.bench_records import bench_records
-    from suite.results.snapshot_files import read_bench, read_info
-
-    published = Path(root) / "leaderboard"
-    return read_bench(published, read_info(published)["bench"]) + bench_records(FIT_RECORDS)

@@ -8,15 +8,20 @@ from __future__ import annotations
 import pytest
 
 from suite.plan.estimate import CPU
-from suite.plan.rate import FIT_RECORDS, fit, fit_records, step_points
-from tests.conftest import REPO
+from suite.plan.rate import fit, step_points
+from tests.plan.test_calibrate_plan import load_calibration
 
 TOLERANCE = 0.10  # the fit's largest miss on its own points is 6% (medium)
 
 
 @pytest.fixture(scope="module")
-def points():
-    return step_points(fit_records(REPO))
+def calibration():
+    return load_calibration()
+
+
+@pytest.fixture(scope="module")
+def points(calibration):
+    return step_points(calibration.fit_records())
 
 
 def test_the_fit_reproduces_every_measured_point(points):
@@ -25,10 +30,10 @@ def test_the_fit_reproduces_every_measured_point(points):
         assert scale * p.flops**exponent == pytest.approx(p.seconds, rel=TOLERANCE), p.shape
 
 
-def test_the_points_span_tiny_to_base_and_the_ladder_between(points):
+def test_the_points_span_tiny_to_base_and_the_ladder_between(points, calibration):
     assert [p.shape for p in points] == ["tiny 16x64", "small 16x64", "medium 16x64", "base 16x64"]
     assert points[0].records > 1  # the published bench records at tiny and this folder's
-    assert len(list(FIT_RECORDS.glob("*.json"))) == 4
+    assert len(list(calibration.FIT_RECORDS.glob("*.json"))) == 4
 
 
 def test_plan_states_the_fit_of_the_committed_records(points):
