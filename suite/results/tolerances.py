@@ -95,6 +95,16 @@ def measure(reports: list[dict]) -> dict:
             "samples": samples}
 
 
+def markdown(data: dict) -> str:
+    """The table as the reproducibility page shows it (docs/concepts/reproducibility.md; a test
+    checks the page against the shipped table)."""
+    lines = ["| kind of figure | compared across classes | not bit-identical | largest difference | tolerance |",
+             "|---|---|---|---|---|"]
+    for kind, e in sorted((data.get("kinds") or {}).items()):
+        lines.append(f"| `{kind}` | {e['figures']} | {e['moved']} | {e['largest']:.3g} | {e['tolerance']:.2g} |")
+    return "\n".join(lines)
+
+
 def parse(data: dict) -> Tolerances:
     return Tolerances({kind: KindTolerance(float(e["tolerance"]), float(e["largest"]), int(e["figures"]),
                                            int(e["moved"])) for kind, e in (data.get("kinds") or {}).items()},
@@ -107,4 +117,4 @@ def published() -> Tolerances:
     return parse(yaml.safe_load(resources.files("suite.results").joinpath("tolerances.yaml").read_text()) or {})
 
 
-__all__ = ["KindTolerance", "Tolerances", "measure", "parse", "published", "round_up"]
+__all__ = ["KindTolerance", "Tolerances", "markdown", "measure", "parse", "published", "round_up"]

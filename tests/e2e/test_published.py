@@ -145,3 +145,28 @@ def test_every_seed_of_a_board_was_computed_on_one_cpu_model():
         cpus.setdefault((run["size"], run["task"], run["seed"]), set()).add(recorded_cpu(record))
     assert len(cpus) > 1 and all(None not in named for named in cpus.values())
     assert {key: named for key, named in cpus.items() if len(named) > 1} == {}
+
+
+def class_rows() -> list[str]:
+    """The reproducibility page's rows for the snapshot's machine classes: the class each record
+    names (suite.core.machine.label), with MKL's branch as far as recorded, and its counts."""
+    from collections import Counter
+
+    from suite.core import machine
+
+    counts: dict[str, Counter] = {}
+    for name in ("runs", "evals"):
+        with gzip.open(REPO / "leaderboard" / f"{name}.jsonl.gz", "rt") as f:
+            for line in f:
+                numerics = json.loads(line)["provenance"].get("numerics") or {}
+                mkl = (f"MKL {numerics['mkl_branch']} in effect, AUTO would pick {numerics['mkl_auto_branch']}"
+                       if "mkl_branch" in numerics else "MKL's branch not recorded")
+                counts.setdefault(f"`{machine.label(numerics)}` | {mkl}", Counter())[name] += 1
+    return [f"| {key} | {c['runs']:,} | {c['evals']:,} |" for key, c in sorted(counts.items())]
+
+
+def test_the_reproducibility_page_names_the_machine_classes_of_the_published_records():
+    page = (REPO / "docs" / "concepts" / "reproducibility.md").read_text()
+    table = "\n".join(["| machine class the records name | MKL | training runs | evaluations |",
+                       "|---|---|---|---|", *class_rows()])
+    assert table in page, table

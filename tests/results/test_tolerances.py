@@ -62,3 +62,9 @@ def test_the_shipped_table_is_what_the_committed_reports_give():
     reports = [json.loads(p.read_text()) for p in sorted((REPO / "benchmarks" / "tolerances").glob("*.json"))]
     shipped = yaml.safe_load((REPO / "suite" / "results" / "tolerances.yaml").read_text())
     assert shipped == tolerances.measure(reports)
+
+
+def test_the_reproducibility_page_shows_the_shipped_table():
+    shipped = yaml.safe_load((REPO / "suite" / "results" / "tolerances.yaml").read_text())
+    page = (REPO / "docs" / "concepts" / "reproducibility.md").read_text()
+    assert tolerances.markdown(shipped) in page
