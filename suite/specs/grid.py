@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 from suite.core.boundary.names import NAME
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
-from suite.specs.base import _validate, Spec, MAX_SEED, MAX_SEEDS, MAX_SCALE
+from suite.specs.base import _validate, Spec, SpecName, MAX_SEED, MAX_SEEDS, MAX_SCALE
 from suite.specs.encoding import EncodingSpec, load_encoding
 from suite.specs.recipes import TrainRecipe, EvalRecipe, GlueRecipe, EvaluationEntry, ExtensionSpec, TuningSpec
 from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
@@ -23,7 +23,7 @@ from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
 
 
 class GridSpec(Spec):
-    name: str
+    name: SpecName
     description: str = ""
     encodings: list[str] = Field(min_length=1)
     sizes: list[str] = Field(min_length=1)
