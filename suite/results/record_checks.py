@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from suite.core.boundary.names import MAX_NAME, NAME, is_name
+from suite.core.boundary.text import MAX_LABEL, MAX_TEXT, text_problem
 
 ID = re.compile(r"[0-9a-f]{16}")
 ID_FORM = "16 lowercase hex digits"
@@ -65,6 +66,10 @@ def problem(record) -> str | None:
         value = getattr(record, field)
         if not is_name(value):
             return f"{field}: {value!r} is not a spec name (letters, digits, '_', '.', '-'; not starting with '.' or '-')"
+    for field, limit in (("display_name", MAX_LABEL), ("paper", MAX_TEXT), ("family", MAX_LABEL)):
+        value = getattr(record, field, None)
+        if value is not None and (found := text_problem(value, limit)):  # shown in tables, pages and terminals
+            return f"{field}: {found}"
     if record.status not in STATUSES:
         return f"status: {record.status!r} is not one of {', '.join(STATUSES)}"
     lineage = getattr(record, "lineage", None)
