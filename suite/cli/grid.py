@@ -125,9 +125,13 @@ def cmd_eval(args) -> int:
         for t in unknown:
             err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
         return 1
+    from suite.specs.project_code import check_record_code
+
     try:
-        run = TrainingRun.from_dict(read_record(project.runs / f"{args.run}.json", "training_run").run)
-    except RecordError as exc:
+        record = read_record(project.runs / f"{args.run}.json", "training_run")
+        check_record_code(record.run, project.root, "run")  # a record chooses no code: before anything is imported
+        run = TrainingRun.from_dict(record.run)
+    except (RecordError, ValueError) as exc:
         err_console.print(f"error: {exc}", markup=False)
         return 1
     encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
