@@ -13,7 +13,7 @@ from suite.specs import Project
 
 # piped or redirected output gets a wide table instead of rich's 80-column default
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line, however long
 
 
 def project_of(args) -> Project:

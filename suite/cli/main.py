@@ -184,7 +184,7 @@ def main(argv=None) -> int:
     except SpecErrors as exc:
         return report_errors(exc.errors)
     except FileNotFoundError as exc:
-        err_console.print(one_line(f"error: {exc}"), markup=False)
+        err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)
         return 1
     except RecordError as exc:  # a record or snapshot that cannot be used: its file and why, on one line
         err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)

@@ -207,13 +207,13 @@ class Slurm(Executor):
         try:
             settings = settings_from(args, project.root)
         except (KeyError, ValueError) as exc:
-            console.print(f"error: {exc.args[0]}", markup=False)
+            console.print(f"error: {exc.args[0]}", markup=False, soft_wrap=True)
             return 1
         grid_name = Path(args.grid).stem
         try:
             check_name(grid_name, f"{args.grid}: the grid's file name")
         except ValueError as exc:
-            console.print(f"error: {exc}", markup=False)
+            console.print(f"error: {exc}", markup=False, soft_wrap=True)
             return 1
         manifest = manifest_of(plan, project, str(Path(args.grid).resolve()), args.retry_failed)
         if not manifest.entries:
@@ -226,7 +226,7 @@ class Slurm(Executor):
             text = sbatch_script(settings, len(manifest.entries), folder, manifest_path, project.root, grid_name)
         except ValueError as exc:
             shutil.rmtree(folder, ignore_errors=True)
-            console.print(f"error: {exc}", markup=False)
+            console.print(f"error: {exc}", markup=False, soft_wrap=True)
             return 1
         write_atomic(script, text)
         console.print(f"manifest: {manifest_path} ({len(manifest.entries)} training run(s), "
