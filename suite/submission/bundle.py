@@ -14,11 +14,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.core.boundary.paths import OutsideProject, own_path
 from suite.results.record_checks import samples_path
 from suite.results.records import scan
 from suite.results.snapshot_files import EVALS, RUNS, SAMPLES, write_lines
 from suite.specs import Project
-from suite.submission.scaffold import paths
+from suite.submission.scaffold import MAX_ENCODING_NAME, NAME, paths
 
 
 class SubmitError(Exception):
@@ -37,6 +38,8 @@ class Bundle:
 def submit(project: Project, name: str, verify_log=print) -> Bundle:
     from suite.submission.verify import verify
 
+    if not NAME.fullmatch(name) or len(name) > MAX_ENCODING_NAME:
+        raise SubmitError(f"'{name[:MAX_ENCODING_NAME]}' is not an encoding name (lower-case letters, digits, '-', '_')")
     spec, plugin, test = paths(project, name)
     if not spec.is_file():
         raise SubmitError(f"no spec {spec}: `posbench new-encoding {name}` writes one")
@@ -47,6 +50,10 @@ def submit(project: Project, name: str, verify_log=print) -> Bundle:
         raise SubmitError(f"no done record of {name} in {project.results}: run a grid with it first "
                           "(`posbench run grids/smoke.yaml`, with it among the encodings)")
     folder = project.root / "submissions" / name
+    try:  # a link here (or at submissions/) would have the bundle written wherever it points
+        own_path(project.root, folder)
+    except OutsideProject as exc:
+        raise SubmitError(f"{exc}; nothing written") from None
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "records" / SAMPLES).mkdir(parents=True)
     files = []
