@@ -127,6 +127,11 @@ def cmd_eval(args) -> int:
     from suite.plan.task_kinds import EvalRequest
     from suite.training.checkpoints import load_checkpoint
 
+    try:  # the arguments first: nothing is read before they are known to be sound
+        scales = parse_scales(args.scales)
+    except ValueError as exc:
+        err_console.print(f"--scales: {exc}", markup=False)
+        return 1
     quiet_libraries()
     project = project_of(args)
     checkpoint = project.checkpoints / f"{args.run}.ckpt"
@@ -149,11 +154,6 @@ def cmd_eval(args) -> int:
         err_console.print(f"error: {exc}", markup=False)
         return 1
     encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
-    try:
-        scales = parse_scales(args.scales)
-    except ValueError as exc:
-        err_console.print(f"--scales: {exc}", markup=False)
-        return 1
     requests = [EvalRequest("lmeval_task", {"task": t, "examples": args.examples}) for t in tasks]
     module = load_checkpoint(checkpoint)
     console.print(f"evaluating {run.label} [dim]{run.run_id}[/] as {encoding.name} on {', '.join(tasks)} at {scales}x")

@@ -189,6 +189,11 @@ def main(argv=None) -> int:
     except RecordError as exc:  # a record or snapshot that cannot be used: its file and why, on one line
         err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)
         return 1
+    except OSError as exc:  # a local fault (a read-only results/, a file where a folder belongs): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        err_console.print(one_line(f"error: {where}{exc.strerror or exc}: fix it and run the command again"),
+                          markup=False, soft_wrap=True)
+        return 1
 
 
 if __name__ == "__main__":

@@ -58,11 +58,14 @@ def replace_folder(new: Path, target: Path) -> None:
 
 
 def stale_aside(parent: Path, prefix: str) -> None:
-    """Remove the folders ``prefix<pid>-*`` in ``parent`` whose writer (the pid) is no longer alive:
-    what a killed writer left aside."""
+    """Remove the files and folders ``prefix<pid>-*`` in ``parent`` whose writer (the pid) is no
+    longer alive: what a killed writer left aside (a SIGKILL runs no ``finally``)."""
     import shutil
 
     for path in Path(parent).glob(f"{prefix}*"):
         pid = path.name[len(prefix):].split("-")[0]
         if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(path, ignore_errors=True)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
