@@ -72,6 +72,8 @@ def problem(record) -> str | None:
             return f"{field}: {found}"
     if record.status not in STATUSES:
         return f"status: {record.status!r} is not one of {', '.join(STATUSES)}"
+    if record.kind == "evaluation" and record.status == "done" and not record.metrics:
+        return "metrics: none, but the status is done: a done evaluation names its figures (the piece is redone)"
     lineage = getattr(record, "lineage", None)
     if lineage is not None:
         if not is_id(lineage.get("parent_run_id")):
