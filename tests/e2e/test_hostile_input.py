@@ -260,3 +260,189 @@ def test_huge_and_not_finite_figures_render_as_gaps(published, capsys):
     (folder / "runs.jsonl.gz").write_bytes(gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in runs)))
     assert main(["--root", str(root), "site", "--published"]) == 0
     assert not [p for p in (root / "site").iterdir() if ".tmp-" in p.name]
+
+
+# -- 7. control characters -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["\\e]8;;http://x\\aclick\\e]8;;\\a", "\\u202eRoPE", "Ro\\0PE", "Ro\\bPE", "x\\ny"])
+def test_a_display_name_with_a_control_character_is_refused(world, capsys, value):
+    _, root, _ = world
+    spec = root / "encodings" / "rope.yaml"
+    text = "\n".join(line for line in spec.read_text().splitlines() if not line.startswith("display_name:"))
+    spec.write_text(text + f'\ndisplay_name: "{value}"\n')
+    one_line(capsys, ["--root", str(root), "validate", str(spec)], "display_name", "U+00")  \
+        if "202e" not in value else one_line(capsys, ["--root", str(root), "validate", str(spec)], "U+202E")
+
+
+def test_a_grid_description_with_esc_or_bel_is_refused(world, capsys):
+    _, root, grid = world
+    grid.write_text(grid.read_text() + 'description: "\\e[2J\\a"\n')
+    one_line(capsys, ["--root", str(root), "validate", str(grid)], "description", "U+001B")
+
+
+def test_a_record_with_an_escape_in_its_display_name_is_skipped_and_the_terminal_gets_none(world, capsys):
+    _, root, _ = world
+    path = next((root / "results" / "evals").glob("*.json"))
+    record = json.loads(path.read_text())
+    record["display_name"] = "\x1b]8;;http://evil\x07RoPE\x1b]8;;\x07"
+    path.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert main(["--root", str(root), "ingest"]) == 0
+    err = capsys.readouterr().err
+    assert "display_name: character U+001B" in err and "\x1b" not in err and "\x07" not in err
+    # a database some other writer filled: the leaderboard shows the sequence, never sends it
+    import duckdb
+
+    path.unlink()
+    assert main(["--root", str(root), "ingest"]) == 0
+    with duckdb.connect(str(root / "results" / "posbench.duckdb")) as con:
+        con.execute("UPDATE evaluations SET display_name = ?", ["\x1b[31mRoPE\u202e\x08"])
+        con.execute("UPDATE runs SET display_name = ?", ["\x1b[31mRoPE\u202e\x08"])
+    for fmt in ("table", "csv", "markdown"):
+        capsys.readouterr()
+        assert main(["--root", str(root), "leaderboard", "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\u202e" not in out and "\x08" not in out, fmt
+        assert "\\x1b" in out or fmt == "csv"  # CSV names encodings, not their display names
+
+
+# -- 8. claims decided by clocks -------------------------------------------------------------------
+
+
+def test_a_clock_that_runs_ahead_does_not_take_a_live_owners_claim(tmp_path, monkeypatch):
+    """The owner is a live process on this host: its claim holds, however far the taker's clock runs."""
+    import time
+
+    from suite.execution import claims
+
+    owner = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                              "from suite.execution.claims import try_claim\n"
+                              f"c = try_claim(__import__('pathlib').Path({str(tmp_path)!r}), 'run-x')\n"
+                              "print('held', flush=True)\ntime.sleep(120)\n"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout.readline().strip() == "held"
+        real = time.time
+        monkeypatch.setattr(claims.time, "time", lambda: real() + 600)
+        assert claims.try_claim(tmp_path, "run-x") is None
+        assert claims.held_by_others(tmp_path, "run-x")
+    finally:
+        owner.kill()
+        owner.wait()
+    assert claims.try_claim(tmp_path, "run-x") is not None  # its owner gone: taken at once
+
+
+def test_another_hosts_claim_is_judged_by_the_file_systems_clock(tmp_path, monkeypatch):
+    import time
+
+    from suite.execution import claims
+
+    path = tmp_path / "run-y.json"
+    path.write_text(json.dumps({"host": "another-node", "pid": 1, "token": "t"}))
+    real = time.time
+    monkeypatch.setattr(claims.time, "time", lambda: real() + 600)
+    assert not claims.is_stale(path)  # a fresh heartbeat, whatever this process's clock says
+    os.utime(path, (path.stat().st_mtime - 600, path.stat().st_mtime - 600))
+    assert claims.is_stale(path)
+
+
+# -- 9. local files that hang or trace back ---------------------------------------------------------
+
+
+def test_a_fifo_named_like_a_claim_or_a_record_hangs_nothing(world):
+    parent, root, _ = world
+    os.mkfifo(root / "results" / "runs" / "0123456789abcdef.json")
+    done = cli(root, "ingest", timeout=120)
+    assert done.returncode == 0 and "not a regular file" in done.stderr and "Traceback" not in done.stderr
+    claims_dir = root / "results" / "claims"
+    claims_dir.mkdir()
+    os.mkfifo(claims_dir / "run-a.json")
+    (claims_dir / "run-b.json").mkdir()
+    code = ("from pathlib import Path\nfrom suite.execution.claims import try_claim\n"
+            f"d = Path({str(claims_dir)!r})\nprint(try_claim(d, 'run-a') is not None, try_claim(d, 'run-b') is not None)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.stdout.split() == ["True", "True"], done.stderr
+    assert len(list((root / "results" / "aside").glob("*run-*.reason"))) == 2  # set aside, not deleted
+
+
+@pytest.mark.parametrize("argv, fault, expected", [
+    (["ingest"], lambda r: (r / "results" / "posbench.duckdb").write_bytes(b"garbage" * 100), None),
+    (["leaderboard"], lambda r: (r / "results" / "posbench.duckdb").write_bytes(b""), "not a usable database"),
+    (["leaderboard"], lambda r: (r / "results" / "posbench.duckdb").write_bytes(b"garbage" * 100), "not a usable database"),
+    (["new-encoding", "x" * 300, "--family", "rotary"], lambda r: None, "not a valid encoding name"),
+    (["new-encoding", "fresh", "--family", "rotary"], lambda r: (r / "plugins").write_text("a file"), "plugins"),
+    (["eval", "RUN", "--tasks", "copy", "--scales", "abc"], lambda r: None, None),
+    (["run-one", "README", "0"], lambda r: (r / "README").write_text("not json"), "not a manifest"),
+])
+def test_a_local_fault_is_one_line(world, capsys, argv, fault, expected):
+    parent, root, _ = world
+    fault(root)
+    if argv[0] == "eval":
+        run_id = next((root / "results" / "runs").glob("*.json")).stem
+        (root / "results" / "checkpoints").mkdir(parents=True)
+        (root / "results" / "checkpoints" / f"{run_id}.ckpt").write_bytes(b"x")
+        argv = ["eval", run_id, *argv[2:]]
+        one_line(capsys, ["--root", str(root), *argv], "--scales", "'abc' is not a whole number")
+        one_line(capsys, ["--root", str(root), *argv[:-1], "0,-1"], "--scales", "'0' is not a whole number")
+        return
+    if expected is None:  # the command recovers: a garbage database is built anew
+        capsys.readouterr()
+        assert main(["--root", str(root), *argv]) == 0
+        assert main(["--root", str(root), "leaderboard"]) == 0
+        return
+    before = tree(parent)
+    one_line(capsys, ["--root", str(root), *argv], expected)
+    assert tree(parent) == before
+    if argv[1:2] == ["fresh"]:  # nothing left behind that would block the retry
+        (root / "plugins").unlink(missing_ok=True)
+        assert main(["--root", str(root), *argv]) == 0
+
+
+def test_results_aside_as_a_file_is_one_line_and_nothing_is_lost(world, capsys):
+    """An evaluation to do on a run whose checkpoint is gone: its done record goes aside, and
+    results/aside is a file: one line, exit 1, and the record is still there."""
+    parent, root, grid = world
+    results = root / "results"
+    next((results / "evals").glob("*.json")).unlink()
+    (results / "aside").write_text("a file where a folder belongs")
+    runs = sorted(p.name for p in (results / "runs").glob("*.json"))
+    capsys.readouterr()
+    assert main(["--root", str(root), "run", str(grid), "--quiet", "--no-site"]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "aside" in err[0] and "Traceback" not in err[0], err
+    assert sorted(p.name for p in (results / "runs").glob("*.json")) == runs
+
+
+def test_a_killed_ingests_database_and_wal_are_removed_by_the_next(world, capsys):
+    _, root, _ = world
+    results = root / "results"
+    (results / ".tmp-999999-posbench.duckdb").write_bytes(b"half")
+    (results / ".tmp-999999-posbench.duckdb.wal").write_bytes(b"log")
+    assert main(["--root", str(root), "ingest"]) == 0
+    assert not list(results.glob(".tmp-*"))
+
+
+# -- 10. lost logs, false "done" ----------------------------------------------------------------------
+
+
+def test_two_runs_at_once_write_separate_worker_logs(tmp_path):
+    from suite.execution.executors.local import open_log
+
+    first, second = open_log(tmp_path, 1), open_log(tmp_path, 1)
+    try:
+        assert first.name != second.name and Path(second.name).name == f"worker-1-{os.getpid()}.log"
+    finally:
+        first.close()
+        second.close()
+    assert Path(open_log(tmp_path, 1).name).name == "worker-1.log"  # free again once its worker is done
+
+
+def test_a_done_evaluation_without_metrics_is_not_done(world):
+    from suite.results.records import status_of
+
+    _, root, _ = world
+    path = next((root / "results" / "evals").glob("*.json"))
+    record = json.loads(path.read_text())
+    record["metrics"] = []
+    path.write_text(json.dumps(record))
+    assert status_of(path, "evaluation") == "todo"
