@@ -74,9 +74,10 @@ def record_refs(run: dict, where: str = "run") -> list[tuple[str, str, Path | No
     return found
 
 
-def check_record_code(data: dict, root: Path, where: str = "run") -> None:
-    """ValueError naming the field when the record's run names code the project's specs do not."""
-    allowed = project_refs(root)
+def check_record_code(data: dict, root: Path, where: str = "run", allowed: frozenset | None = None) -> None:
+    """ValueError naming the field when the record's run names code the project's specs do not
+    (``allowed``: :func:`project_refs` of ``root``, when the caller has it already)."""
+    allowed = project_refs(root) if allowed is None else allowed
     for field, ref, folder in record_refs(data, where):
         try:
             key = ref_key(ref, folder)
