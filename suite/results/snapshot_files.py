@@ -16,8 +16,7 @@ import gzip
 import json
 import os
 from pathlib import Path
-from typing import Iterator
-from typing import Annotated
+from typing import Annotated, Iterator
 
 import pydantic
 from pydantic import Field, StringConstraints
