@@ -104,7 +104,7 @@ def bomb(path: Path, line: bytes, megabytes: int) -> Path:
 BOUNDS = Bounds(bytes=4 << 20, line=1 << 16, records=1000, depth=8, string=100)
 
 
-@pytest.mark.parametrize("line", [b"{}\n", b"\n", b"[" * 1000 + b"\n", b'{"a": 1}\n'])
+@pytest.mark.parametrize("line", [b"{}\n", b" " * 1000 + b"\n", b"[" * 1000 + b"\n", b'{"a": 1}\n'])
 def test_a_gzip_bomb_is_refused_within_its_bounds(tmp_path, line):
     """Whatever the lines, the reader stops at the first bound it passes: records, bytes or line."""
     path = bomb(tmp_path / "b.jsonl.gz", line, 8)
