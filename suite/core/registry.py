@@ -8,6 +8,9 @@ registered name.
 External code runs only where it is allowed: :func:`no_imports` makes every lookup
 of a ``module:attr`` or ``file.py:Class`` reference raise :class:`NotImported` after
 checking its form (``posbench validate`` without ``--import`` checks specs that way).
+Code a record names runs only where the project's own specs name it: within :func:`only_refs`
+(``posbench verify``, ``replicate``, ``eval`` rebuilding a record's run) any other external
+reference is :class:`NotImported` before it is looked for (suite.specs.project_code).
 Whatever goes wrong while importing (a syntax error, an exception at import time, a
 missing attribute) is a ``KeyError`` naming the reference, never a traceback.
 """

@@ -216,12 +216,11 @@ def _ancestors(run) -> list:
 def _verify_evaluations(run, module, project: Project, scratch: Project, tolerance: Tolerance, out: Verification, log) -> None:
     from suite.plan.grid import Evaluation
     from suite.execution.runner import evaluate
+    from suite.specs.project_code import check_record_code, project_refs
 
     found = scan(project.evals, "evaluation")
     mine = [r for r in found.records if r.run_id == run.run_id and r.status == "done"]
     log(f"{len(mine)} evaluation record(s) of this run to re-run")
-    from suite.specs.project_code import check_record_code, project_refs
-
     allowed = project_refs(project.root)
     for record in sorted(mine, key=lambda r: (r.evaluator, r.encoding, r.scale or 0)):
         what = f"{record.evaluator} as {record.encoding}" + (f" at {record.scale}x" if record.scale else "")
