@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from suite.cli.common import console, ingest_records, load_grid_plan, project_of, quiet_libraries
+from suite.cli.common import console, err_console, ingest_records, load_grid_plan, project_of, quiet_libraries
 from suite.specs import Project
 
 
@@ -21,7 +21,11 @@ def cmd_run_one(args) -> int:
     quiet_libraries()
     os.environ[DEVICES_ENV], os.environ[NODES_ENV] = str(args.devices), str(args.nodes)  # also for launched ranks
     project = project_of(args)
-    plan, retry_failed = read_entry(Path(args.manifest), args.index)
+    try:
+        plan, retry_failed = read_entry(Path(args.manifest), args.index)
+    except (ValueError, IndexError) as exc:
+        err_console.print(f"error: {exc}", markup=False)
+        return 1
     if launched_rank() > 0:
         return _follow(plan.runs[0], project, retry_failed)
     console.print(f"{args.manifest} entry {args.index}: {plan.runs[0].label} [dim]{plan.runs[0].run_id}[/], "

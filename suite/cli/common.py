@@ -7,13 +7,13 @@ import sys
 import warnings
 from pathlib import Path
 
-from rich.console import Console
-
+from suite.core.boundary.terminal import TerminalConsole as Console
+from suite.core.boundary.terminal import one_line
 from suite.specs import Project
 
 # piped or redirected output gets a wide table instead of rich's 80-column default
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line, however long
 
 
 def project_of(args) -> Project:
@@ -86,8 +86,9 @@ def published_or_none(project: Project) -> set[str] | None:
 
 
 def report_errors(errors) -> int:
+    """One line per error: a newline in a file's name or a value is shown, not printed."""
     for e in errors:
-        err_console.print(str(e), markup=False, soft_wrap=True)
+        err_console.print(one_line(str(e)), markup=False, soft_wrap=True)
     return 1 if errors else 0
 
 

@@ -102,6 +102,20 @@ def cmd_run(args) -> int:
     return 1 if failed or code else 0
 
 
+def parse_scales(text: str) -> list[int]:
+    """``--scales 1,2,4``: distinct whole multiples of the training length, 1 to MAX_SCALE; ValueError
+    naming the first that is not (a 0 or a -1 would write failed records, not be refused)."""
+    from suite.specs.base import MAX_SCALE
+
+    scales = []
+    for part in text.split(","):
+        if not part.strip().isdigit() or not 1 <= int(part) <= MAX_SCALE:
+            raise ValueError(f"{part.strip()[:40]!r} is not a whole number from 1 to {MAX_SCALE}")
+        if int(part) not in scales:
+            scales.append(int(part))
+    return scales
+
+
 def cmd_eval(args) -> int:
     """lm-eval tasks on one trained run: each (task, scale) an evaluation with its own record."""
     from suite.data.synthetic import TASKS
@@ -113,6 +127,11 @@ def cmd_eval(args) -> int:
     from suite.plan.task_kinds import EvalRequest
     from suite.training.checkpoints import load_checkpoint
 
+    try:  # the arguments first: nothing is read before they are known to be sound
+        scales = parse_scales(args.scales)
+    except ValueError as exc:
+        err_console.print(f"--scales: {exc}", markup=False)
+        return 1
     quiet_libraries()
     project = project_of(args)
     checkpoint = project.checkpoints / f"{args.run}.ckpt"
@@ -125,13 +144,16 @@ def cmd_eval(args) -> int:
         for t in unknown:
             err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
         return 1
+    from suite.specs.project_code import check_record_code
+
     try:
-        run = TrainingRun.from_dict(read_record(project.runs / f"{args.run}.json", "training_run").run)
-    except RecordError as exc:
+        record = read_record(project.runs / f"{args.run}.json", "training_run")
+        check_record_code(record.run, project.root, "run")  # a record chooses no code: before anything is imported
+        run = TrainingRun.from_dict(record.run)
+    except (RecordError, ValueError) as exc:
         err_console.print(f"error: {exc}", markup=False)
         return 1
     encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
-    scales = [int(s) for s in args.scales.split(",")]
     requests = [EvalRequest("lmeval_task", {"task": t, "examples": args.examples}) for t in tasks]
     module = load_checkpoint(checkpoint)
     console.print(f"evaluating {run.label} [dim]{run.run_id}[/] as {encoding.name} on {', '.join(tasks)} at {scales}x")

@@ -28,7 +28,7 @@ import sys
 
 from suite.cli.bench import cmd_bench
 from suite.cli.cluster import cmd_run_one, cmd_status
-from suite.cli.common import err_console, executor_classes, executor_names, report_errors
+from suite.cli.common import err_console, executor_classes, executor_names, one_line, report_errors
 from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
 from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_publish, cmd_rescore, cmd_site
 from suite.cli.submit import cmd_new_encoding, cmd_replicate, cmd_submit, cmd_verify
@@ -189,10 +189,15 @@ def main(argv=None) -> int:
     except SpecErrors as exc:
         return report_errors(exc.errors)
     except FileNotFoundError as exc:
-        err_console.print(f"error: {exc}", markup=False)
+        err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)
         return 1
     except RecordError as exc:  # a record or snapshot that cannot be used: its file and why, on one line
-        err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
+        err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)
+        return 1
+    except OSError as exc:  # a local fault (a read-only results/, a file where a folder belongs): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        err_console.print(one_line(f"error: {where}{exc.strerror or exc}: fix it and run the command again"),
+                          markup=False, soft_wrap=True)
         return 1
 
 

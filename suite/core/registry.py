@@ -8,6 +8,9 @@ registered name.
 External code runs only where it is allowed: :func:`no_imports` makes every lookup
 of a ``module:attr`` or ``file.py:Class`` reference raise :class:`NotImported` after
 checking its form (``posbench validate`` without ``--import`` checks specs that way).
+Code a record names runs only where the project's own specs name it: within :func:`only_refs`
+(``posbench verify``, ``replicate``, ``eval`` rebuilding a record's run) any other external
+reference is :class:`NotImported` before it is looked for (suite.specs.project_code).
 Whatever goes wrong while importing (a syntax error, an exception at import time, a
 missing attribute) is a ``KeyError`` naming the reference, never a traceback.
 """
@@ -31,6 +34,8 @@ _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
 _MODULE = re.compile(rf"{_IDENTIFIER}(\.{_IDENTIFIER})*")
 _ATTR = re.compile(_IDENTIFIER)
 _imports_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("imports_allowed", default=True)
+# None: any external reference may be imported; a set: only these (ref_key), the ones the project's own specs name
+_only_refs: contextvars.ContextVar[frozenset | None] = contextvars.ContextVar("only_refs", default=None)
 
 
 def did_you_mean(name: str, choices) -> str:
@@ -62,6 +67,25 @@ def no_imports():
 
 def imports_allowed() -> bool:
     return _imports_allowed.get()
+
+
+@contextlib.contextmanager
+def only_refs(allowed: frozenset):
+    """Within this block, an external reference is imported only when its :func:`ref_key` is in
+    ``allowed``: code a record names runs only when the project's own specs name it too
+    (suite.specs.project_code), and any other is :class:`NotImported` before anything is read."""
+    token = _only_refs.set(frozenset(allowed))
+    try:
+        yield
+    finally:
+        _only_refs.reset(token)
+
+
+def ref_key(ref: str, relative_to: Path | None) -> str:
+    """What an external reference names, wherever it is written: ``/abs/file.py:Attr`` (resolved)
+    or ``module:Attr``; LookupFailed when its form is wrong."""
+    target, attr = parse_ref(ref)
+    return f"{resolve_file(target, relative_to)}:{attr}" if target.endswith(".py") else f"{target}:{attr}"
 
 
 def parse_ref(ref: str) -> tuple[str, str]:
@@ -190,6 +214,10 @@ class Registry(Generic[T]):
             raise LookupFailed(f"unknown {self.kind} '{ref}'{did_you_mean(ref, self._items)}; "
                            f"known: {', '.join(self.names())}; or give module:Class or path/to/file.py:Class")
         target, attr = parse_ref(ref)
+        allowed = _only_refs.get()
+        if allowed is not None and ref_key(ref, relative_to) not in allowed:
+            raise NotImported(f"'{ref}' is code that no spec of this project names: not imported (a record "
+                              "chooses no code; the project's encodings/ name what may run)")
         self.check_exists(target, relative_to)
         if not imports_allowed():
             raise NotImported(f"'{ref}' is external code: not imported (run with --import to load it)")

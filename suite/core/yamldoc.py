@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from suite.core.boundary.text import MAX_TEXT, text_problem
+
 MAX_BYTES = 1 << 20  # a spec is a few hundred bytes; 1 MiB leaves room for long descriptions
 MAX_ALIASES = 64  # a few anchors for shared settings; an alias bomb needs many more
 MAX_DEPTH = 64  # nesting of mappings and lists
@@ -147,15 +149,23 @@ def _index_lines(node, loc: tuple, doc: YamlDoc, seen_nodes: set, alias_lines: d
 
 
 def _check_numbers(value, loc: tuple, doc: YamlDoc) -> None:
-    """Non-finite floats and integers no consumer can hold, anywhere in the document."""
+    """Non-finite floats and integers no consumer can hold, anywhere in the document; and text a
+    terminal or a page must not receive (a control or bidirectional character written as a YAML
+    escape, ``"\\e"``, ``"\\u202e"``), or longer than a paragraph (suite.core.boundary.text)."""
     if isinstance(value, bool):
         return
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, str):
+        problem = text_problem(value, MAX_TEXT, lines=True)
+        if problem:
+            doc.problems.append(doc.error(loc, problem))
+    elif isinstance(value, float) and not math.isfinite(value):
         doc.problems.append(doc.error(loc, f"{value} is not a finite number"))
     elif isinstance(value, int) and abs(value) > MAX_INT:
         doc.problems.append(doc.error(loc, f"integer out of range (at most 2^63 - 1 in magnitude): {value}"))
     elif isinstance(value, dict):
         for k, v in value.items():
+            if isinstance(k, str) and (problem := text_problem(k, MAX_TEXT)):
+                doc.problems.append(doc.error(loc, f"a key: {problem}"))
             _check_numbers(v, loc + (k,), doc)
     elif isinstance(value, list):
         for i, v in enumerate(value):

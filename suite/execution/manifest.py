@@ -15,6 +15,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import pydantic
+
+from suite.core.boundary.bounded import MANIFEST, Refused, read_json
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.execution.runner import pending
 
@@ -51,14 +54,23 @@ def write_manifest(manifest: Manifest, path: Path) -> Path:
 def read_entry(path: Path, index: int) -> tuple[Plan, bool]:
     """Entry ``index`` of the manifest at ``path`` as a one-run plan, and whether failed
     pieces are to be retried."""
-    data = json.loads(Path(path).read_text())
-    if data.get("manifest_version") != MANIFEST_VERSION:
-        raise ValueError(f"{path}: manifest version {data.get('manifest_version')}, expected {MANIFEST_VERSION}")
-    entries = data["entries"]
-    if not 0 <= index < len(entries):
-        raise IndexError(f"{path}: no entry {index} (it has {len(entries)})")
-    entry = entries[index]
-    run = TrainingRun.from_dict(entry["run"])
+    try:  # bounded: a manifest path is a command-line argument, and the file could be anything
+        data = read_json(Path(path), MANIFEST)
+    except Refused as exc:
+        raise ValueError(f"{path}: {exc}: not a manifest") from None
+    if not isinstance(data, dict) or data.get("manifest_version") != MANIFEST_VERSION:
+        found = data.get("manifest_version") if isinstance(data, dict) else None
+        raise ValueError(f"{path}: manifest version {found}, expected {MANIFEST_VERSION}")
+    try:
+        entries = data["entries"]
+        if not 0 <= index < len(entries):
+            raise IndexError(f"{path}: no entry {index} (it has {len(entries)})")
+        entry = entries[index]
+        run = TrainingRun.from_dict(entry["run"])
+        evaluations = tuple(Evaluation.from_dict(e) for e in entry["evaluations"])
+        retry_failed = bool(data["retry_failed"])
+    except (KeyError, TypeError, AttributeError, pydantic.ValidationError) as exc:
+        raise ValueError(f"{path}: entry {index} is not a manifest entry ({type(exc).__name__}: {str(exc)[:200]})") from None
     if run.run_id != entry["run_id"]:  # the code that hashes runs changed since submission
         raise ValueError(f"{path}: entry {index} rebuilds as run {run.run_id}, not {entry['run_id']}")
-    return Plan((run,), tuple(Evaluation.from_dict(e) for e in entry["evaluations"])), data["retry_failed"]
+    return Plan((run,), evaluations), retry_failed

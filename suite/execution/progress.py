@@ -10,10 +10,11 @@ current piece is the claim it holds).
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from suite.execution.claims import read_claim
 
 from suite.execution.runner import eval_path, run_path
 from suite.plan.grid import Plan
@@ -77,7 +78,8 @@ class GridProgress:
         out = {}
         for path in sorted(self.project.claims.glob("*.json")) if self.project.claims.is_dir() else []:
             try:
-                pid = json.loads(path.read_text()).get("pid")
+                info = read_claim(path)  # bounded: a FIFO named like a claim is refused, not waited on
+                pid = info.get("pid") if isinstance(info, dict) else None
             except (OSError, ValueError):
                 continue  # released or being written meanwhile
             if pid in pids:

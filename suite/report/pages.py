@@ -289,6 +289,15 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
     ``published``: the snapshot's evaluation ids, to mark the rows computed here beside it."""
     # built beside it in a folder of this process's own, so that two renders at once never share one
     staging = out.with_name(f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:  # a render that fails leaves no staging folder behind
+        return _render_into(staging, con, out, snapshot, published)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None,
+                 published: set[str] | None) -> Path:
     for folder in ("encodings", "runs", "boards"):
         (staging / folder).mkdir(parents=True)
     battery, chances = glue_battery(con)

@@ -18,6 +18,7 @@ scatter of every checkpoint) an encoding keeps one site-wide colour (:func:`colo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -66,6 +67,23 @@ def dash(name: str) -> str:
     return DASHES[hashlib.sha256(name.encode()).digest()[4] % len(DASHES)]
 
 
+# A figure beyond this is no measurement a plot can place (a diverged loss, a record's 1e308):
+# it is drawn as a gap, like a missing value, so one value cannot crash or flatten a render.
+PLOT_LIMIT = 1e12
+
+
+def plottable(v) -> bool:
+    return v is not None and isinstance(v, (int, float)) and math.isfinite(v) and abs(v) <= PLOT_LIMIT
+
+
+def _plottable_point(x, y, lo, hi):
+    """A series point with what cannot be drawn taken out: no y (a gap) where x or y cannot be, no
+    band where a bound cannot be."""
+    if not plottable(x) or not plottable(y):
+        return (x if plottable(x) else 0.0, None, None, None)
+    return (x, y, lo if plottable(lo) else None, hi if plottable(hi) else None)
+
+
 @dataclass
 class Series:
     key: str  # the encoding (its colour and the group's data-key)
@@ -77,6 +95,7 @@ class Series:
     def __post_init__(self):
         self.colour = self.colour or colour(self.key)
         self.dash = dash(self.key) if self.dash is None else self.dash
+        self.points = [_plottable_point(*p) for p in self.points]
 
 
 @dataclass
@@ -91,6 +110,14 @@ class Point:
 
     def __post_init__(self):
         self.colour = self.colour or colour(self.key)
+        if self.x_err is not None and not all(map(plottable, self.x_err)):
+            self.x_err = None
+        if self.y_err is not None and not all(map(plottable, self.y_err)):
+            self.y_err = None
+
+    @property
+    def drawable(self) -> bool:
+        return plottable(self.x) and plottable(self.y)
 
 
 @dataclass
@@ -120,7 +147,10 @@ class _Frame:
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """Round tick values covering [lo, hi]."""
+    """Round tick values covering [lo, hi]; a range no plot can hold (not finite, beyond
+    PLOT_LIMIT) gets 0 to 1, and at most 4n + 2 ticks are made whatever the floats do."""
+    if not (plottable(lo) and plottable(hi)):
+        lo, hi = 0.0, 1.0
     if hi <= lo:
         hi = lo + 1
     raw = (hi - lo) / n
@@ -131,8 +161,10 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
             break
     first = math.floor(lo / step) * step
     ticks, t = [], first
-    while t <= hi + step * 1e-9:
+    while t <= hi + step * 1e-9 and len(ticks) < 4 * n + 2:
         ticks.append(round(t, 10))
+        if t + step == t:  # a step below the floats' resolution at this magnitude
+            break
         t += step
     if ticks[-1] < hi:
         ticks.append(round(t, 10))
@@ -213,6 +245,9 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
     of a board passes the whole board, so the axis is the board's and a flat line looks flat);
     a band wider than that is cut at the plot's edge (its hover text keeps the whole interval),
     so two seeds' wide t intervals do not flatten every line."""
+    if log2_x:  # a point at x <= 0 has no place on a log axis: a gap
+        series = [dataclasses.replace(s, points=[p if p[0] > 0 else (1.0, None, None, None) for p in s.points])
+                  for s in series]
     xs = [x for s in series for x, y, *_ in s.points if y is not None]
     if not xs:
         return ""
@@ -296,6 +331,7 @@ def _series(f: _Frame, s: Series, order: int = 0) -> str:
 def scatter_plot(points: list[Point], *, title: str, xlabel: str, ylabel: str, width: float = 560,
                  height: float = 360) -> str:
     """Points with error bars, a legend, and direct labels wherever one fits without overlapping."""
+    points = [p for p in points if p.drawable]
     if not points:
         return ""
     xs = [v for p in points for v in (p.x, *(p.x_err or ()))]

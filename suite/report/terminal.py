@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from rich import box
-from rich.console import Console
+from suite.core.boundary.terminal import TerminalConsole as Console
+from suite.core.boundary.text import MAX_LABEL, for_terminal
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -69,7 +70,8 @@ def _header_lines(board: Board) -> list[str]:
 
 
 def _name(e) -> str:
-    return e.display_name + (f" ({e.trained_as})" if e.trained_as else "")
+    """A row's name as a terminal may show it (suite.core.boundary.text: no control sequence, one line)."""
+    return for_terminal(e.display_name + (f" ({e.trained_as})" if e.trained_as else ""), MAX_LABEL)
 
 
 def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
@@ -133,7 +135,7 @@ def _markdown(board: Board) -> str:
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join([":--"] + ["--:"] * len(board.columns)) + "|")
     for e in board.entries:
-        name = e.display_name.replace("|", "\\|") + (f" (on {e.trained_as})" if e.trained_as else "")
+        name = for_terminal(e.display_name, MAX_LABEL).replace("|", "\\|") + (f" (on {e.trained_as})" if e.trained_as else "")
         cells = []
         for c in board.columns:
             cell = e.cells.get(c.key)
@@ -172,10 +174,11 @@ def print_boards(boards: list[Board], fmt: str = "table", out=None, width: int |
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_HEAD)
         for b in boards:
-            writer.writerows(_rows(b))
+            writer.writerows([[for_terminal(v, MAX_LABEL) if isinstance(v, str) else v for v in row] for row in _rows(b)])
         return
     if fmt == "markdown":
-        out.write("\n".join(_markdown(b) for b in boards))
+        text = "\n".join(_markdown(b) for b in boards)
+        out.write(for_terminal(text, len(text), lines=True))
         return
     tty = out.isatty() if hasattr(out, "isatty") else False
     console = Console(file=out, highlight=False, width=width or (None if tty else 80), soft_wrap=False)

@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 import pydantic
 from pydantic import AfterValidator, Field, StringConstraints
 
+from suite.core.boundary.bounded import RECORD_FILE, Refused, read_json
 from suite.results.record_checks import is_name
 from suite.results.records import RecordError
 
@@ -189,9 +190,9 @@ def check_bench(data) -> dict:
 def read_bench_record(path: Path) -> dict:
     """A bench record file (``<bench_id>.json``), checked; :class:`RecordError` naming the file if unusable."""
     try:
-        data = json.loads(Path(path).read_bytes())
-    except (OSError, ValueError, RecursionError) as exc:
-        raise RecordError(path, f"cannot read: {type(exc).__name__}: {exc}") from None
+        data = read_json(Path(path), RECORD_FILE)
+    except Refused as exc:
+        raise RecordError(path, f"cannot read: {exc}") from None
     try:
         check_bench(data)
     except ValueError as exc:

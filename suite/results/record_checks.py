@@ -8,8 +8,8 @@ may be called (:data:`NAME`, ``suite.specs.grid.SPEC_NAME``: no ``/``, no leadin
 URL scheme), and a path a record names (``checkpoint``, ``samples``, ``log``) is only ever the
 one its ids give: the code derives every path from the ids (:func:`samples_path`), and a
 record holding any other value is refused, so what the site displays is the derived value too.
-The two patterns repeat the planner's and the specs' (results import only core); a test holds
-them equal.
+The name pattern is the boundary's (suite.core.boundary.names); the id pattern repeats the
+planner's (results import only core), and a test holds them equal.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from suite.core.boundary.names import MAX_NAME, NAME, is_name
+from suite.core.boundary.text import MAX_LABEL, MAX_TEXT, text_problem
+
 ID = re.compile(r"[0-9a-f]{16}")
-NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-MAX_NAME = 200  # a page is <name>.html: a file name holds 255 bytes
 ID_FORM = "16 lowercase hex digits"
 STATUSES = ("done", "failed")
 
@@ -30,10 +31,6 @@ _IDS = {"training_run": ("run_id",), "evaluation": ("eval_id", "run_id")}
 
 def is_id(value) -> bool:
     return isinstance(value, str) and ID.fullmatch(value) is not None
-
-
-def is_name(value) -> bool:
-    return isinstance(value, str) and len(value) <= MAX_NAME and NAME.fullmatch(value) is not None
 
 
 def checkpoint_file(run_id: str) -> str:
@@ -69,8 +66,14 @@ def problem(record) -> str | None:
         value = getattr(record, field)
         if not is_name(value):
             return f"{field}: {value!r} is not a spec name (letters, digits, '_', '.', '-'; not starting with '.' or '-')"
+    for field, limit in (("display_name", MAX_LABEL), ("paper", MAX_TEXT), ("family", MAX_LABEL)):
+        value = getattr(record, field, None)
+        if value is not None and (found := text_problem(value, limit)):  # shown in tables, pages and terminals
+            return f"{field}: {found}"
     if record.status not in STATUSES:
         return f"status: {record.status!r} is not one of {', '.join(STATUSES)}"
+    if record.kind == "evaluation" and record.status == "done" and not record.metrics:
+        return "metrics: none, but the status is done: a done evaluation names its figures (the piece is redone)"
     lineage = getattr(record, "lineage", None)
     if lineage is not None:
         if not is_id(lineage.get("parent_run_id")):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from suite.core.boundary.bounded import RECORD_FILE, Refused, read_json
 from suite.results.record_checks import ID_FORM, is_id
 from suite.results.record_types import (KINDS, NewerRecordError, Record, RecordContentError, check_version, from_json,
                                         to_json)
@@ -74,18 +75,10 @@ def write_record(record: Record, directory: Path) -> Path:
 
 def read_record(path: Path, kind: str | None = None) -> Record:
     """The record in ``path`` (of ``kind``, when given); :class:`RecordError` if unusable."""
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(path, f"cannot read: {exc}") from None
-    if not text.strip():
-        raise RecordError(path, "empty file")
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(path, f"not valid JSON (line {exc.lineno}: {exc.msg}); truncated?") from None
-    except RecursionError:
-        raise RecordError(path, "JSON nested too deeply to be a record") from None
+    try:  # bounded and streaming-safe: a record a stranger wrote may be a FIFO, a link or a gigabyte
+        record = read_json(Path(path), RECORD_FILE)
+    except Refused as exc:
+        raise RecordError(path, f"{exc}; truncated?" if "not valid JSON" in str(exc) else str(exc)) from None
     if not isinstance(record, dict):
         raise RecordError(path, "not a JSON object")
     try:

@@ -30,6 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.core.boundary.atomic import replace_folder, stale_aside
 from suite.results.record_checks import samples_path
 from suite.core.numerics import cpu_model
 from suite.results.records import git_commit, read_record, write_record
@@ -80,12 +81,31 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
                     found[piece] = read_record(path, kind)
                 else:
                     missing += 1
-    out.mkdir(parents=True, exist_ok=True)
-    write_lines(out / RUNS, list(runs.values()))
-    write_lines(out / EVALS, list(evals.values()))
-    write_bench_lines(out / BENCH, bench)
-    samples = out / SAMPLES
-    shutil.rmtree(samples, ignore_errors=True)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{out.name}.publish-"
+    stale_aside(out.parent, prefix)  # what a killed publish left
+    stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f"{prefix}{os.getpid()}-"))
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.chmod(stage, 0o777 & ~umask)  # a folder as mkdir makes it, not mkdtemp's private one
+    try:  # the whole snapshot aside, then in place in one step: a kill leaves the old one whole
+        n_samples = _write_snapshot(stage, project, runs, evals, bench, missing, plans, out)
+        replace_folder(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return Published(len(runs), len(evals), n_samples, size, len(bench))
+
+
+def _write_snapshot(folder: Path, project, runs: dict, evals: dict, bench: list, missing: int, plans: dict,
+                    out: Path) -> int:
+    """Every file of a snapshot into the (new, empty) ``folder``; returns the per-sample files copied."""
+    write_lines(folder / RUNS, list(runs.values()))
+    write_lines(folder / EVALS, list(evals.values()))
+    write_bench_lines(folder / BENCH, bench)
+    samples = folder / SAMPLES
     samples.mkdir()
     n_samples = 0
     for record in evals.values():
@@ -103,9 +123,8 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
             "machine": machine(), "cpu_seconds": round(cpu_s, 1),
             "training_runs": len(runs), "evaluations": len(evals), "pieces_missing": missing,
             "bench": sorted(r["bench_id"] for r in bench)}
-    (out / SNAPSHOT).write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return Published(len(runs), len(evals), n_samples, size, len(bench))
+    (folder / SNAPSHOT).write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    return n_samples
 
 
 def unpack(folder: Path, project) -> tuple[int, int]:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import zlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Iterator
 
 import pydantic
 from pydantic import Field, StringConstraints
 
+from suite.core.boundary.bounded import SMALL_JSON, SNAPSHOT_LINES, Refused, json_lines, read_json
 from suite.results.bench_records import check_bench
 from suite.results.machine_paths import without_machine_paths
 from suite.results.record_checks import ID_FORM, is_id, samples_path
@@ -31,7 +31,6 @@ from suite.results.records import RecordError
 SNAPSHOT = "SNAPSHOT.json"
 RUNS, EVALS, SAMPLES = "runs.jsonl.gz", "evals.jsonl.gz", "samples"
 BENCH = "bench.jsonl.gz"  # posbench bench records (suite.results.bench_records); a snapshot may hold none
-MAX_BYTES = 2**30  # uncompressed, per file: the published snapshot's largest holds 14 MB; a gzip bomb is refused
 
 
 def public_json(record: Record) -> dict:
@@ -48,30 +47,16 @@ def write_lines(path: Path, records: list) -> None:
     os.replace(tmp, path)
 
 
-def read_lines(path: Path) -> list[tuple[int, object]]:
-    """(line number, JSON value) of every non-blank line of a gzip JSON-lines file."""
-    if not path.is_file():
+def read_lines(path: Path) -> Iterator[tuple[int, object]]:
+    """(line number, JSON value) of every non-blank line of a gzip JSON-lines file, one at a time,
+    within the snapshot's bounds (suite.core.boundary.bounded.SNAPSHOT_LINES: a gzip bomb is
+    refused having read at most its decompressed bytes, one line at a time)."""
+    if not path.is_file() and not path.is_symlink():
         raise RecordError(path, "missing: a snapshot holds runs.jsonl.gz and evals.jsonl.gz beside SNAPSHOT.json")
-    out, budget, number = [], MAX_BYTES, 0
     try:
-        with gzip.open(path, "rb") as f:
-            while line := f.readline(budget + 1):
-                number += 1
-                budget -= len(line)
-                if budget < 0:
-                    raise RecordError(path, f"larger than {MAX_BYTES >> 20} MiB uncompressed: not a snapshot")
-                if line.strip():
-                    out.append((number, _json_line(path, number, line)))
-    except (OSError, EOFError, zlib.error) as exc:  # not gzip (BadGzipFile is an OSError), truncated, corrupt
-        raise RecordError(path, f"not a readable gzip stream ({type(exc).__name__}: {exc})") from None
-    return out
-
-
-def _json_line(path: Path, number: int, line: bytes):
-    try:
-        return json.loads(line)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise RecordError(path, f"line {number}: not a JSON record ({type(exc).__name__}: {exc})") from None
+        yield from json_lines(path, SNAPSHOT_LINES)
+    except Refused as exc:
+        raise RecordError(path, str(exc)) from None
 
 
 def read_records(path: Path, kind: str) -> list[Record]:
@@ -174,12 +159,12 @@ class SnapshotInfo(pydantic.BaseModel):
 def read_info(folder: Path) -> dict:
     """SNAPSHOT.json of ``folder``; FileNotFoundError when there is none, RecordError when it is unusable."""
     path = Path(folder) / SNAPSHOT
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         raise FileNotFoundError(f"{path} does not exist: no published snapshot in {folder} (posbench publish writes one)")
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as exc:
-        raise RecordError(path, f"not valid JSON ({type(exc).__name__}: {exc})") from None
+        data = read_json(path, SMALL_JSON)
+    except Refused as exc:
+        raise RecordError(path, str(exc)) from None
     if not isinstance(data, dict):
         raise RecordError(path, "not a JSON object")
     try:

@@ -18,6 +18,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from suite.core.boundary.atomic import stale_aside
+
 from suite.results.bench_records import BENCH_SCHEMA_VERSION, read_bench_record  # noqa: F401 (re-exported)
 from suite.results.record_checks import samples_path
 from suite.results.records import RecordError, scan
@@ -193,6 +195,7 @@ def _build(database: Path, run_records: list, eval_records: list, benches: list[
     """Write ``database`` anew from checked records (module docstring: built beside, renamed into
     place). ``samples_of(eval_id)``: the per-sample file of an evaluation that has one."""
     database.parent.mkdir(parents=True, exist_ok=True)
+    stale_aside(database.parent, ".tmp-")  # a killed ingest's database and WAL
     staging = database.with_name(f".tmp-{os.getpid()}-{database.name}")
     staging.unlink(missing_ok=True)
     try:
@@ -260,6 +263,12 @@ def _insert_samples(con, records: list, samples_of, problems: list[RecordError])
 
 
 def connect_readonly(database: Path) -> duckdb.DuckDBPyConnection:
+    """The database, read-only; FileNotFoundError when there is none, RecordError (one line) when the
+    file is no database (empty, garbage): ``posbench ingest`` builds it anew from the records."""
     if not database.exists():
         raise FileNotFoundError(f"{database} does not exist: run `posbench ingest` (or `posbench run`) first")
-    return duckdb.connect(str(database), read_only=True)
+    try:
+        return duckdb.connect(str(database), read_only=True)
+    except duckdb.Error as exc:
+        raise RecordError(database, f"not a usable database ({str(exc).splitlines()[0][:200]}): `posbench ingest` "
+                                    "builds it again from the records") from None

@@ -12,7 +12,7 @@ from pydantic import Field
 from suite.core.registry import NotImported, parse_ref, resolve_file
 from suite.encodings.params import ParamsError, validate_params
 from suite.core.yamldoc import SpecError, SpecErrors, YamlDoc, read_yaml
-from suite.specs.base import _validate, failed_keys, Spec
+from suite.specs.base import _validate, failed_keys, Label, Spec
 
 
 # -- encodings --------------------------------------------------------------------
@@ -44,7 +44,7 @@ class TrainPositions(Spec):
 
 class EncodingSpec(Spec):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
-    display_name: str
+    display_name: Label
     family: Literal["none", "absolute", "rotary", "bias", "contextual", "additive", "wrapper", "hybrid", "decay"]
     paper: str
     impl: str

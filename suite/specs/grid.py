@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -11,9 +10,10 @@ import pydantic
 from pydantic import Field
 from pydantic_core import PydanticCustomError
 
+from suite.core.boundary.names import NAME
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, SpecErrors, read_yaml
-from suite.specs.base import _salvage, _validate, Spec, MAX_SEED, MAX_SEEDS, MAX_SCALE
+from suite.specs.base import _salvage, _validate, Spec, SpecName, MAX_SEED, MAX_SEEDS, MAX_SCALE
 from suite.specs.encoding import EncodingSpec, load_encoding
 from suite.specs.recipes import TrainRecipe, EvalRecipe, GlueRecipe, EvaluationEntry, ExtensionSpec, TuningSpec
 from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
@@ -23,7 +23,7 @@ from suite.specs.tasks import SizeSpec, TaskSpec, load_size, load_task
 
 
 class GridSpec(Spec):
-    name: str
+    name: SpecName
     description: str = ""
     encodings: list[str] = Field(min_length=1)
     sizes: list[str] = Field(min_length=1)
@@ -75,7 +75,7 @@ class GridSpec(Spec):
         return TrainRecipe.model_validate({**base.model_dump(), **override}) if override else base
 
 
-SPEC_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+SPEC_NAME = NAME  # suite.core.boundary.names: what a spec file, a page and a job may be called
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,14 @@ from pydantic import Field
 
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecErrors, read_yaml
-from suite.specs.base import _salvage, _validate, failed_keys, Spec, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
+from suite.specs.base import _salvage, _validate, failed_keys, Spec, SpecName, MAX_WIDTH, MAX_LAYERS, MAX_LENGTH, MAX_TOKENS
 
 
 # -- model sizes and tasks ------------------------------------------------------------
 
 
 class SizeSpec(Spec):
-    name: str
+    name: SpecName
     d_model: int = Field(gt=0, le=MAX_WIDTH)
     n_layers: int = Field(gt=0, le=MAX_LAYERS)
     n_heads: int = Field(gt=0, le=MAX_WIDTH)
@@ -89,7 +89,7 @@ class TaskSpec(Spec):
     ``synthetic``: a seeded generator (suite.data.synthetic), trained at lengths up to L
     and scored by exact match through lm-eval at every scale."""
 
-    name: str
+    name: SpecName
     kind: Literal["lm", "synthetic"] = "lm"
     description: str = ""
     paper: str = ""

@@ -16,11 +16,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.core.boundary.paths import OutsideProject, own_path
 from suite.results.record_checks import samples_path
 from suite.results.records import scan
 from suite.results.snapshot_files import EVALS, RUNS, SAMPLES, write_lines
 from suite.specs import Project
-from suite.submission.scaffold import paths
+from suite.submission.scaffold import MAX_ENCODING_NAME, NAME, paths
 from suite.submission.standard import STANDARD, NotStandard, check_standard
 
 
@@ -42,6 +43,8 @@ def submit(project: Project, name: str, verify_log=print, grid: str = STANDARD) 
     the standard grid (``grid``: suite.submission.standard)."""
     from suite.submission.verify import verify
 
+    if not NAME.fullmatch(name) or len(name) > MAX_ENCODING_NAME:
+        raise SubmitError(f"'{name[:MAX_ENCODING_NAME]}' is not an encoding name (lower-case letters, digits, '-', '_')")
     spec, plugin, test = paths(project, name)
     if not spec.is_file():
         raise SubmitError(f"no spec {spec}: `posbench new-encoding {name}` writes one")
@@ -56,6 +59,10 @@ def submit(project: Project, name: str, verify_log=print, grid: str = STANDARD) 
     except NotStandard as exc:
         raise SubmitError(str(exc)) from None
     folder = project.root / "submissions" / name
+    try:  # a link here (or at submissions/) would have the bundle written wherever it points
+        own_path(project.root, folder)
+    except OutsideProject as exc:
+        raise SubmitError(f"{exc}; nothing written") from None
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "records" / SAMPLES).mkdir(parents=True)
     files = []

@@ -17,10 +17,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from suite.core.boundary.atomic import write_atomic
+from suite.core.boundary.paths import OutsideProject, own_path
 from suite.specs import Project
 
 FAMILIES = ("rotary", "bias", "absolute", "contextual")
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+MAX_ENCODING_NAME = 100  # its test file is test_<name>.py, and a file name holds 255 bytes
 
 
 class ScaffoldError(Exception):
@@ -39,9 +42,10 @@ def paths(project: Project, name: str) -> tuple[Path, Path, Path]:
 
 def new_encoding(project: Project, name: str, family: str) -> list[Path]:
     """Write the three files; returns their paths (spec, implementation, test)."""
-    if not NAME.fullmatch(name):
-        raise ScaffoldError(f"'{name}' is not a valid encoding name: lower-case letters, digits, '-' and '_', "
-                            "starting with a letter or digit")
+    if not NAME.fullmatch(name) or len(name) > MAX_ENCODING_NAME:
+        raise ScaffoldError(f"'{name[:MAX_ENCODING_NAME]}{'...' if len(name) > MAX_ENCODING_NAME else ''}' is not a "
+                            f"valid encoding name: lower-case letters, digits, '-' and '_', starting with a letter or "
+                            f"digit, at most {MAX_ENCODING_NAME} characters")
     if family not in FAMILIES:
         raise ScaffoldError(f"family must be one of {', '.join(FAMILIES)}")
     spec, impl, test = paths(project, name)
@@ -52,9 +56,23 @@ def new_encoding(project: Project, name: str, family: str) -> list[Path]:
     texts = {spec: SPEC.format(name=name, cls=cls, family=family, params=PARAMS[family]),
              impl: IMPL_HEADER.format(name=name, family=family) + IMPLS[family].format(cls=cls),
              test: TEST.format(name=name, family=family) + PROPERTY_TESTS[family]}
-    for path, text in texts.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    # every folder first, inside the project and through no link, so that a failure writes nothing
+    # (a spec left behind would block the retry: "already exist(s)")
+    try:
+        for path in texts:
+            own_path(project.root, path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+    except (OSError, OutsideProject) as exc:
+        raise ScaffoldError(f"cannot make the folder of {path}: {getattr(exc, 'strerror', None) or exc}: nothing written") \
+            from None
+    written = []
+    try:
+        for path, text in texts.items():
+            written.append(write_atomic(path, text))
+    except OSError as exc:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise ScaffoldError(f"cannot write {path}: {exc.strerror or exc}: nothing written") from None
     return [spec, impl, test]
 
 

@@ -134,13 +134,27 @@ def record_path(ref: str, project: Project) -> Path:
 
 def verify(path: Path, project: Project, evaluations: bool = True, log=print) -> Verification:
     """Train the run of the record at ``path`` again and compare (see the module docstring).
-    Raises RecordError or ValueError when the record cannot be verified at all."""
+    Raises RecordError or ValueError when the record cannot be verified at all. The record is
+    checked against the project's specs before anything it names is imported, and while it is
+    rebuilt and re-run only the code the project's specs name is imported
+    (suite.specs.project_code): a record chooses no code."""
+    from suite.specs.project_code import check_record_code, project_code
+
+    record = read_record(path, "training_run")
+    try:
+        check_record_code(record.run, project.root, "run")
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    with project_code(project.root):
+        return _verify(path, record, project, evaluations, log)
+
+
+def _verify(path: Path, record, project: Project, evaluations: bool, log) -> Verification:
     import torch
 
     from suite.plan.grid import TrainingRun
     from suite.training.fit import fit
 
-    record = read_record(path, "training_run")
     if record.status != "done":
         raise ValueError(f"{path}: the run's status is {record.status!r}: only a done run has figures to verify")
     run = TrainingRun.from_dict(record.run)
@@ -228,13 +242,20 @@ def _ancestors(run) -> list:
 def _verify_evaluations(run, module, project: Project, scratch: Project, tolerance: Tolerance, out: Verification, log) -> None:
     from suite.plan.grid import Evaluation
     from suite.execution.runner import evaluate
+    from suite.specs.project_code import check_record_code, project_refs
 
     found = scan(project.evals, "evaluation")
     mine = [r for r in found.records if r.run_id == run.run_id and r.status == "done"]
     log(f"{len(mine)} evaluation record(s) of this run to re-run")
+    allowed = project_refs(project.root)
     for record in sorted(mine, key=lambda r: (r.evaluator, r.encoding, r.scale or 0)):
-        evaluation = Evaluation.from_dict(record.evaluation)
         what = f"{record.evaluator} as {record.encoding}" + (f" at {record.scale}x" if record.scale else "")
+        try:
+            check_record_code(record.evaluation, project.root, "evaluation", allowed)
+        except ValueError as exc:
+            out.fail(f"{what}: {exc}")
+            continue
+        evaluation = Evaluation.from_dict(record.evaluation)
         if record.provenance.numerics is not None:  # an evaluation run later, with other numerics (posbench eval)
             own = numerics.Numerics.from_record(record.provenance.numerics)
             if own != numerics.requested():

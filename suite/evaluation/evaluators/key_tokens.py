@@ -39,7 +39,6 @@ file's, and the file (committed data, read as untrusted input) is validated when
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Literal
@@ -47,6 +46,7 @@ from typing import Annotated, Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from suite.core.boundary.bounded import Bounds, Refused, read_json
 from suite.evaluation.base import EvalContext, EvalResult, fits
 from suite.evaluation.evaluators.extrapolation import LN2, evaluation_span, per_token_bits
 from suite.plan.evaluators import EVALUATORS, Evaluator, Settings
@@ -189,10 +189,10 @@ def read_key_tokens(path: Path) -> KeyTokenFile:
         raise KeyTokenFileError(f"{path}: no key-token file (scripts/key_tokens.py writes it)")
     if path.stat().st_size > MAX_FILE_BYTES:
         raise KeyTokenFileError(f"{path}: {path.stat().st_size} bytes, more than a key-token file's {MAX_FILE_BYTES}")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise KeyTokenFileError(f"{path}: not JSON ({exc})") from None
+    try:  # the boundary's bounded reader (no link, no FIFO, nesting and strings bounded)
+        doc = read_json(path, Bounds(bytes=MAX_FILE_BYTES, line=MAX_FILE_BYTES, records=1))
+    except Refused as exc:
+        raise KeyTokenFileError(f"{path}: {'not JSON (' + str(exc) + ')' if 'JSON' in str(exc) else exc}") from None
     try:
         return KeyTokenFile.model_validate(doc, strict=True)  # no "5" for 5, no true for 1
     except ValidationError as exc:

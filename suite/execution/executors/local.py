@@ -5,10 +5,12 @@ inherits from this one: the figures do not depend on N or on the machine."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from rich.live import Live
 from rich.table import Table
@@ -19,6 +21,22 @@ from suite.execution.progress import GridProgress
 from suite.execution.runner import Progress, run_plan
 from suite.execution.sigterm import sigterm_exits
 from suite.execution.executors.base import EXECUTORS, Executor
+
+
+def open_log(folder: Path, i: int):
+    """Worker ``i``'s log, opened for writing and locked (flock) for as long as the worker holds it:
+    ``worker-<i>.log``, or ``worker-<i>-<pid>.log`` while another ``run`` at once has that one, so
+    that two runs never write over each other's lines."""
+    for name in (f"worker-{i}.log", f"worker-{i}-{os.getpid()}.log"):
+        out = open(folder / name, "a")
+        try:
+            fcntl.flock(out, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            out.close()
+            continue
+        out.truncate(0)
+        return out
+    raise OSError(f"{folder}: no free log for worker {i}")
 
 
 @EXECUTORS.register("local")
@@ -43,9 +61,10 @@ class Local(Executor):
                    "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1"]
         command += ["--retry-failed"] if args.retry_failed else []
         project.logs.mkdir(parents=True, exist_ok=True)
-        logs = [project.logs / f"worker-{i}.log" for i in range(1, args.jobs + 1)]
+        files = [open_log(project.logs, i) for i in range(1, args.jobs + 1)]
+        logs = [Path(f.name) for f in files]
         console.print(f"{args.jobs} worker processes, {threads} thread(s) each; their output: "
-                      f"{logs[0].parent}/worker-<i>.log")
+                      f"{logs[0].parent}/{logs[0].name.replace('-1', '-<i>', 1)}")
         progress = GridProgress(plan, project)
         workers = []
         # A SIGTERM (kill, a scheduler's cancel) ends this process through the finally below, so
@@ -53,8 +72,8 @@ class Local(Executor):
         # process group); their claims go stale and a rerun takes them over.
         with sigterm_exits():
             try:
-                for log in logs:
-                    with open(log, "w") as out:
+                for out in files:
+                    with out:  # the worker holds the file (and its lock) from here
                         workers.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT))
                 show(progress, workers, console, refresh_s)
                 codes = [w.wait() for w in workers]

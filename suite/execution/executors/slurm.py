@@ -28,6 +28,10 @@ from typing import Annotated
 import pydantic
 
 from suite.core import numerics
+from suite.core.boundary.names import check_name
+from suite.core.boundary.shell import check_sbatch_extra, quote
+from suite.core.boundary.text import text_problem
+from suite.core.boundary.atomic import write_atomic
 from suite.execution.manifest import manifest_of, write_manifest
 from suite.execution.executors.base import EXECUTORS, Executor
 
@@ -38,7 +42,6 @@ PROFILES_FILE = "slurm-profiles.yaml"
 # file may come from anyone (a pull request), and its values are written into a script.
 NAME_LIST = r"^[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*$"  # a partition, an account (or a comma list of them)
 DURATION = r"^(?i:unlimited|infinite)$|^(\d+-)?\d+(:\d{1,2}){0,2}$"  # sbatch --time: [D-]H[:M[:S]], M, M:S
-SBATCH_OPTION = r"^--[A-Za-z][A-Za-z0-9-]*(=[^\x00-\x20\x7f]([^\x00-\x1f\x7f]*[^\x00-\x20\x7f])?)?$"
 
 
 class Profile(pydantic.BaseModel):
@@ -53,8 +56,10 @@ class Profile(pydantic.BaseModel):
     gpus_per_node: int = pydantic.Field(0, ge=0, le=1024)  # 0: CPU; G: G srun tasks per node, one GPU each
     cpus_per_task: int | None = pydantic.Field(None, ge=1, le=100_000)
     max_concurrent: int | None = pydantic.Field(None, ge=1, le=1_000_000)  # the array's %K
-    # more #SBATCH lines, e.g. "--mem=32G": one option each, --name[=value], no control character
-    sbatch_extra: tuple[Annotated[str, pydantic.Field(pattern=SBATCH_OPTION, max_length=400)], ...] = ()
+    # more #SBATCH lines, e.g. "--mem=32G": one option each, from the allow-list of
+    # suite.core.boundary.shell (resources and scheduling; never --output, --chdir, --export)
+    sbatch_extra: tuple[Annotated[str, pydantic.Field(max_length=400), pydantic.AfterValidator(check_sbatch_extra)],
+                        ...] = ()
 
 
 def load_profiles(path: Path) -> dict[str, Profile]:
@@ -107,18 +112,33 @@ def settings_from(args, root: Path) -> Profile:
         raise ValueError("; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors())) from None
 
 
+def script_word(value, what: str) -> str:
+    """A value of the script (a path, a name) as one shell word; ValueError when it holds a
+    character no line of a script may hold (a newline ends an #SBATCH line whatever the quoting)."""
+    problem = text_problem(str(value), max_chars=4096)
+    if problem:
+        raise ValueError(f"{what}: {problem}")
+    return quote(value)
+
+
 def sbatch_script(settings: Profile, n_tasks: int, folder: Path, manifest: Path, root: Path, name: str) -> str:
-    """The job-array script: one task per manifest entry."""
+    """The job-array script: one task per manifest entry. Every word that is not the script's
+    own is quoted, and the grid's name, the folder and the root are refused (ValueError) when
+    they hold a character that could end a line (suite.core.boundary)."""
+    check_name(name, "the grid's name")
+    output = script_word(f"{folder}/%A_%a.out", "the submission folder")
+    root_word = script_word(root, "the project root")
+    script_word(manifest, "the manifest")
     devices = max(1, settings.gpus_per_node)
     limit = f"%{settings.max_concurrent}" if settings.max_concurrent else ""
     lines = [f"--job-name=posbench-{name}", f"--array=0-{n_tasks - 1}{limit}", f"--nodes={settings.nodes}",
              f"--ntasks-per-node={devices}", "--requeue", "--signal=SIGUSR1@90", "--open-mode=append",
-             f"--output={folder}/%A_%a.out"]
+             f"--output={output}"]
     lines += [f"--{flag}={value}" for flag, value in (("partition", settings.partition), ("account", settings.account),
                                                        ("time", settings.time), ("cpus-per-task", settings.cpus_per_task))
               if value is not None]
     lines += [f"--gpus-per-node={settings.gpus_per_node}"] if settings.gpus_per_node else []
-    lines += [line.removeprefix("#SBATCH").strip() for line in settings.sbatch_extra]
+    lines += [check_sbatch_extra(line) for line in settings.sbatch_extra]
     task = [sys.executable, "-m", "suite.cli.main", "--root", str(root), "run-one", str(manifest)]
     srun = (f"srun {shlex.join(task)} \"$SLURM_ARRAY_TASK_ID\" "
             f"--devices {devices} --nodes {settings.nodes}")
@@ -127,7 +147,7 @@ def sbatch_script(settings: Profile, n_tasks: int, folder: Path, manifest: Path,
         f"# posbench: {n_tasks} training run(s) of grid {name} with their evaluations (written by posbench run)",
         *(f"#SBATCH {line}" for line in lines),
         "set -euo pipefail",
-        f"cd {shlex.quote(str(root))}",
+        f"cd {root_word}",
         # the numerics every task computes with (suite.core.numerics), whatever the node's cores
         *numerics_exports(settings),
         'echo "posbench: task $SLURM_ARRAY_TASK_ID of array $SLURM_ARRAY_JOB_ID on $(hostname),'
@@ -187,9 +207,14 @@ class Slurm(Executor):
         try:
             settings = settings_from(args, project.root)
         except (KeyError, ValueError) as exc:
-            console.print(f"error: {exc.args[0]}", markup=False)
+            console.print(f"error: {exc.args[0]}", markup=False, soft_wrap=True)
             return 1
         grid_name = Path(args.grid).stem
+        try:
+            check_name(grid_name, f"{args.grid}: the grid's file name")
+        except ValueError as exc:
+            console.print(f"error: {exc}", markup=False, soft_wrap=True)
+            return 1
         manifest = manifest_of(plan, project, str(Path(args.grid).resolve()), args.retry_failed)
         if not manifest.entries:
             console.print("nothing to submit: every piece has a record")
@@ -197,7 +222,13 @@ class Slurm(Executor):
         folder = new_submission_folder(project)
         manifest_path = write_manifest(manifest, folder / "manifest.json")
         script = folder / "job.sbatch"
-        script.write_text(sbatch_script(settings, len(manifest.entries), folder, manifest_path, project.root, grid_name))
+        try:
+            text = sbatch_script(settings, len(manifest.entries), folder, manifest_path, project.root, grid_name)
+        except ValueError as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            console.print(f"error: {exc}", markup=False, soft_wrap=True)
+            return 1
+        write_atomic(script, text)
         console.print(f"manifest: {manifest_path} ({len(manifest.entries)} training run(s), "
                       f"{sum(len(e.evaluations) for e in manifest.entries)} evaluation(s) inside their run's task)")
         for i, entry in enumerate(manifest.entries):
