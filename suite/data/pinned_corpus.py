@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.data.archive import CorpusArchiveError, Pinned, extract, manifest_path, read_manifest, verified_archive
-from suite.data.corpus import CORPUS_SOURCES
+from suite.data.corpus import CORPUS_SOURCES, CorpusPathError
 from suite.data.file_corpus import _Files, list_files, load_files
 from suite.data.hf_corpus import cache_root
 
@@ -87,6 +87,21 @@ class _PinnedFiles(_Files):
         pinned = self.pinned(spec)
         return f"{pinned.manifest.archive} ({pinned.label}, pinned; glob {spec.glob!r})"
 
+    field = "kind"  # the spec's field that names the archive, for a task file's message
+
+    def resolve(self, spec, base):
+        """The spec unchanged once its manifest reads and its archive is there: a missing or bad
+        one is the task file's problem, reported at its line (CorpusPathError), not a traceback
+        of whatever command first reads the corpus. Its sha256 is checked on use."""
+        try:
+            pinned = self.pinned(spec)
+        except CorpusArchiveError as exc:
+            raise CorpusPathError(self.field, str(exc)) from None
+        if not pinned.archive.is_file():
+            raise CorpusPathError(self.field, f"{pinned.archive}: missing (the archive of {pinned.path.name}); "
+                                              "restore it from the repository")
+        return spec
+
 
 @CORPUS_SOURCES.register("stdlib")
 class Stdlib(_PinnedFiles):
@@ -105,6 +120,7 @@ class PinnedArchive(_PinnedFiles):
     """Any archive in corpora/, by ``archive: <name>-<version>``."""
 
     needs_archive = True
+    field = "archive"
 
     def pinned(self, spec):
         return _manifest(spec.archive)

@@ -24,7 +24,8 @@ from suite.data.corpus import load_corpus
 from suite.data.pinned_corpus import Stdlib, pinned_root
 from suite.plan.grid import expand
 from suite.specs import CorpusSpec, Project, load_grid
-from tests.conftest import REPO
+from suite.cli.main import main
+from tests.conftest import REPO, write_yaml
 from tests.snapshot_cut import published_runs
 
 PUBLISHED_FINGERPRINT = "7b1317fbe41342ed"  # every published language-modelling run id holds it
@@ -138,6 +139,36 @@ def test_the_prose_corpus_builds_from_its_pinned_packages_to_its_manifest():
     corpus = load_corpus(CorpusSpec(kind="pinned", archive="english-pd-1.0", glob="**/*.txt"))
     assert corpus.fingerprint == manifest.fingerprint and corpus.n_files == 108
     assert all(len(corpus[split]) > 300_000 for split in ("validation", "test"))  # both hold kjv books and plays
+
+
+@pytest.mark.parametrize("command", ["plan", "validate-grid", "validate-task"])
+def test_a_missing_archive_is_the_task_files_one_line(project_root, command, capsys):
+    """``archive: english-pd-9.9`` (no such manifest): the task file's line and field, exit 1,
+    from validate (which once said ok) and from plan (which once gave a traceback)."""
+    task = write_yaml(project_root / "tasks" / "x.yaml",
+                      {"name": "x", "corpus": {"kind": "pinned", "archive": "english-pd-9.9", "glob": "**/*.txt"}})
+    grid = write_yaml(project_root / "grids" / "g.yaml", {
+        "name": "g", "encodings": ["nope"], "sizes": ["tiny"], "tasks": ["x"], "seeds": [0], "scales": [1, 2],
+        "train": {"steps": 10, "batch_size": 4, "seq_len": 64, "warmup_steps": 1}})
+    argv = {"plan": ["plan", str(grid)], "validate-grid": ["validate", str(grid)], "validate-task": ["validate", str(task)]}
+    assert main(["--root", str(project_root), *argv[command]]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{task}:4: corpus.archive: no pinned corpus 'english-pd-9.9'"), line
+
+
+def test_the_grid_checks_report_a_corpus_that_cannot_say_where_it_is():
+    """A task built in code (never through the task loader's check): the grid's corpus checks
+    give it a line of their own, not a traceback."""
+    from suite.plan.task_limits import lm_limits
+    from suite.specs import TaskSpec
+
+    class Doc:
+        def error(self, field, message):
+            return field, message
+
+    task = TaskSpec(name="x", corpus=CorpusSpec(kind="pinned", archive="english-pd-9.9"))
+    ((field, message),) = lm_limits(None, None, Doc(), 0, task, None, ("train",))
+    assert field == ("tasks", 0) and message.startswith("task 'x': corpus pinned: cannot list its files: no pinned corpus")
 
 
 def test_the_hosts_stdlib_is_an_explicit_choice_and_an_archive_goes_with_pinned_only():
