@@ -134,43 +134,67 @@ def check_member_name(name: str) -> None:
 
 def read_members(pinned: Pinned) -> Iterable[tuple[str, bytes]]:
     """(name, bytes) of every member of the verified archive, in archive order, each checked:
-    regular files only (no links, devices or folders), plain relative names, no name twice, and
-    no more members or bytes than the manifest says (and the module's caps)."""
+    regular files only (no links, devices or folders), plain relative names, no name twice and
+    no name a folder of another (either compared with letter case ignored: extracted on a
+    case-insensitive disk, or beside each other, they would collide), and no more members or
+    bytes than the manifest says (and the module's caps). A stream that cannot be read is
+    refused in one line, as every problem is."""
     archive = verified_archive(pinned)
     limit_files = min(pinned.manifest.files, MAX_MEMBERS)
     limit_bytes = min(pinned.manifest.bytes, MAX_ARCHIVE_BYTES)
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # case-folded name -> name
+    folders: dict[str, str] = {}  # case-folded folder of a member -> that member
     total = 0
-    with tarfile.open(archive, mode="r:xz") as tar:
-        for info in tar:
-            where = f"{archive.name}: member {info.name!r}"
-            if not info.isreg():
-                raise CorpusArchiveError(f"{where}: not a regular file (links, folders and devices are refused)")
-            check_member_name(info.name)
-            if info.name in seen:
-                raise CorpusArchiveError(f"{where}: appears twice")
-            seen.add(info.name)
-            total += info.size
-            if len(seen) > limit_files or info.size > MAX_MEMBER_BYTES or total > limit_bytes:
-                raise CorpusArchiveError(f"{where}: more members or bytes than its manifest's "
-                                         f"{pinned.manifest.files} files and {pinned.manifest.bytes:,} bytes")
-            data = tar.extractfile(info).read()
-            if len(data) != info.size:
-                raise CorpusArchiveError(f"{where}: truncated")
-            yield info.name, data
+    try:
+        with tarfile.open(archive, mode="r:xz") as tar:
+            for info in tar:
+                where = f"{archive.name}: member {info.name!r}"
+                if not info.isreg():
+                    raise CorpusArchiveError(f"{where}: not a regular file (links, folders and devices are refused)")
+                try:
+                    check_member_name(info.name)
+                except CorpusArchiveError as exc:
+                    raise CorpusArchiveError(f"{archive.name}: {exc}") from None
+                folded = info.name.casefold()
+                if folded in seen:
+                    raise CorpusArchiveError(f"{where}: appears twice (as {seen[folded]!r}; letter case is not told apart)")
+                if folded in folders:
+                    raise CorpusArchiveError(f"{where}: is a file and also the folder of {folders[folded]!r}")
+                parts = folded.split("/")
+                for k in range(1, len(parts)):
+                    prefix = "/".join(parts[:k])
+                    if prefix in seen:
+                        raise CorpusArchiveError(f"{where}: lies in {seen[prefix]!r}, which is a file")
+                    folders.setdefault(prefix, info.name)
+                seen[folded] = info.name
+                total += info.size
+                if len(seen) > limit_files or info.size > MAX_MEMBER_BYTES or total > limit_bytes:
+                    raise CorpusArchiveError(f"{where}: more members or bytes than its manifest's "
+                                             f"{pinned.manifest.files} files and {pinned.manifest.bytes:,} bytes")
+                data = tar.extractfile(info).read()
+                if len(data) != info.size:
+                    raise CorpusArchiveError(f"{where}: truncated")
+                yield info.name, data
+    except (tarfile.TarError, lzma.LZMAError, EOFError, OSError) as exc:
+        raise CorpusArchiveError(f"{archive.name}: not a readable archive ({type(exc).__name__}: {exc})") from None
     if len(seen) != pinned.manifest.files or total != pinned.manifest.bytes:
         raise CorpusArchiveError(f"{archive.name}: {len(seen)} files and {total:,} bytes; its manifest says "
                                  f"{pinned.manifest.files} and {pinned.manifest.bytes:,}")
 
 
 def extract(pinned: Pinned, folder: Path) -> None:
-    """Every member written under ``folder`` (which must not exist), read-only."""
+    """Every member written under ``folder`` (which must not exist), read-only; a member that
+    cannot be written there is refused in one line."""
     folder.mkdir(parents=True)
     for name, data in read_members(pinned):
         target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "xb") as f:  # "x": never through a file or link already there
-            f.write(data)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "xb") as f:  # "x": never through a file or link already there
+                f.write(data)
+        except OSError as exc:
+            raise CorpusArchiveError(f"{pinned.archive.name}: member {name!r} cannot be written under {folder} "
+                                     f"({type(exc).__name__}: {exc.strerror or exc})") from None
         os.chmod(target, 0o444)
 
 

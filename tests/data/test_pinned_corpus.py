@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.data.archive import CORPORA, CorpusArchiveError, read_manifest, read_members, write_manifest
+from suite.data.archive import CORPORA, CorpusArchiveError, extract, read_manifest, read_members, write_manifest
 from suite.data.corpus import load_corpus
 from suite.data.pinned_corpus import Stdlib, pinned_root
 from suite.plan.grid import expand
@@ -86,19 +86,24 @@ def test_a_changed_archive_is_refused_in_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()  # nothing was extracted
 
 
-def hostile_archive(tmp_path: Path, add) -> Path:
-    """An archive made by ``add(tar)``, with a manifest whose hashes match it (what a pull request
-    could commit): only the member checks stand between it and the disk."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        add(tar)
+def hostile_archive(tmp_path: Path, add=None, *, raw: bytes | None = None, compress=lzma.compress,
+                    files: int = 1, size: int = 5) -> Path:
+    """An archive made by ``add(tar)`` (or of the tar bytes ``raw``), compressed by ``compress``,
+    with a manifest whose hashes match it (what a pull request could commit): only the reader's
+    checks stand between it and the disk."""
+    if raw is None:
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as tar:
+            add(tar)
+        raw = out.getvalue()
     archive = tmp_path / "hostile-1.tar.xz"
-    archive.write_bytes(lzma.compress(raw.getvalue()))
+    archive.write_bytes(compress(raw))
     (tmp_path / "LICENCE").write_text("none")
     return write_manifest(tmp_path / "hostile-1.yaml", {
         "name": "hostile", "version": "1", "description": "d", "archive": archive.name,
-        "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "tar_sha256": hashlib.sha256(raw.getvalue()).hexdigest(),
-        "fingerprint": "0" * 16, "files": 1, "bytes": 5, "licence": "none", "licence_file": "LICENCE", "built_by": "a test"}).path
+        "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "tar_sha256": hashlib.sha256(raw).hexdigest(),
+        "fingerprint": "0" * 16, "files": files, "bytes": size, "licence": "none", "licence_file": "LICENCE",
+        "built_by": "a test"}).path
 
 
 def _member(tar, name: str, data: bytes = b"hello", kind=tarfile.REGTYPE, link: str = ""):
@@ -118,6 +123,44 @@ def test_archive_members_are_bounded_and_plain(tmp_path, add, expected):
     with pytest.raises(CorpusArchiveError, match=expected):
         list(read_members(pinned))
     assert not (tmp_path / "escape.txt").exists()
+
+
+def _tar(*names: str) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name in names:
+            _member(tar, name)
+    return out.getvalue()
+
+
+def _flip(data: bytes) -> bytes:
+    return data[:len(data) // 2] + bytes([data[len(data) // 2] ^ 0xFF]) + data[len(data) // 2 + 1:]
+
+
+@pytest.mark.parametrize("raw, compress", [
+    (_tar("a.txt"), lambda raw: lzma.compress(raw)[:60]),  # the xz stream cut short
+    (_tar("a.txt"), lambda raw: _flip(lzma.compress(raw))),  # a byte of it changed
+    (b"not a tar at all " * 64, lzma.compress),  # a whole xz stream of something else
+    (_tar("a.txt")[:600], lzma.compress),  # a tar cut inside its member's data
+], ids=["xz-truncated", "xz-corrupt", "not-a-tar", "tar-truncated"])
+def test_a_broken_stream_is_refused_in_one_line(tmp_path, raw, compress):
+    pinned = read_manifest(hostile_archive(tmp_path, raw=raw, compress=compress))
+    with pytest.raises(CorpusArchiveError) as info:
+        list(read_members(pinned))
+    assert str(info.value).startswith("hostile-1.tar.xz: ") and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("names, expected", [
+    (("a", "a/b"), "lies in 'a', which is a file"),
+    (("a/b", "a"), "is a file and also the folder of 'a/b'"),
+    (("A/b", "a"), "is a file and also the folder of 'A/b'"),
+    (("README.txt", "readme.txt"), "appears twice (as 'README.txt'"),
+], ids=["file-then-folder", "folder-then-file", "folder-then-file-case", "case-only"])
+def test_members_that_would_collide_on_disk_are_refused(tmp_path, names, expected):
+    pinned = read_manifest(hostile_archive(tmp_path, raw=_tar(*names), files=len(names), size=5 * len(names)))
+    target = tmp_path / "out"
+    with pytest.raises(CorpusArchiveError, match=re.escape(expected)):
+        extract(pinned, target)
 
 
 def test_the_prose_corpus_builds_from_its_pinned_packages_to_its_manifest():
