@@ -15,10 +15,12 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
+import suite.data.archive as archive_module
 from suite.data.archive import CORPORA, CorpusArchiveError, extract, read_manifest, read_members, write_manifest
 from suite.data.corpus import load_corpus
 from suite.data.pinned_corpus import Stdlib, pinned_root
@@ -139,15 +141,52 @@ def _flip(data: bytes) -> bytes:
 
 @pytest.mark.parametrize("raw, compress", [
     (_tar("a.txt"), lambda raw: lzma.compress(raw)[:60]),  # the xz stream cut short
+    (_tar("a.txt"), lambda raw: lzma.compress(raw)[:-40]),  # its end cut off: every tar byte is there
     (_tar("a.txt"), lambda raw: _flip(lzma.compress(raw))),  # a byte of it changed
     (b"not a tar at all " * 64, lzma.compress),  # a whole xz stream of something else
     (_tar("a.txt")[:600], lzma.compress),  # a tar cut inside its member's data
-], ids=["xz-truncated", "xz-corrupt", "not-a-tar", "tar-truncated"])
+], ids=["xz-truncated", "xz-footer-cut", "xz-corrupt", "not-a-tar", "tar-truncated"])
 def test_a_broken_stream_is_refused_in_one_line(tmp_path, raw, compress):
     pinned = read_manifest(hostile_archive(tmp_path, raw=raw, compress=compress))
     with pytest.raises(CorpusArchiveError) as info:
         list(read_members(pinned))
     assert str(info.value).startswith("hostile-1.tar.xz: ") and "\n" not in str(info.value)
+
+
+def test_a_small_archive_that_inflates_past_its_manifest_is_refused_within_a_memory_bound(tmp_path):
+    """A 32 MiB PAX header in a few KiB of xz (tarfile reads such a header whole): refused
+    while decompressing, once past what the manifest's one file of 5 bytes can fill."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("a.txt")
+        info.size, info.pax_headers = 5, {"comment": "x" * (32 * 2**20)}
+        tar.addfile(info, io.BytesIO(b"hello"))
+    pinned = read_manifest(hostile_archive(tmp_path, raw=out.getvalue(), compress=lambda raw: lzma.compress(raw, preset=1)))
+    del out
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorpusArchiveError, match="decompresses to more than 22,533 bytes"):
+            list(read_members(pinned))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20
+
+
+def test_the_uncompressed_tar_is_checked_against_its_manifest(tmp_path):
+    manifest = hostile_archive(tmp_path, lambda tar: _member(tar, "a.txt"))
+    text = manifest.read_text()
+    tar_sha256 = read_manifest(manifest).manifest.tar_sha256
+    manifest.write_text(text.replace(tar_sha256, "ab" * 32))
+    with pytest.raises(CorpusArchiveError, match=r"^hostile-1.tar.xz: the uncompressed tar's sha256 \w{16}\.\.\. does not match"):
+        list(read_members(read_manifest(manifest)))
+
+
+def test_an_archive_file_over_the_cap_is_refused_before_it_is_hashed(tmp_path, monkeypatch):
+    pinned = read_manifest(hostile_archive(tmp_path, lambda tar: _member(tar, "a.txt")))
+    monkeypatch.setattr(archive_module, "MAX_XZ_BYTES", 100)
+    with pytest.raises(CorpusArchiveError, match="larger than 100 bytes, the most an archive may be"):
+        list(read_members(pinned))
 
 
 @pytest.mark.parametrize("names, expected", [
