@@ -238,10 +238,13 @@ def read_members(pinned: Pinned) -> Iterable[tuple[str, bytes]]:
                                  f"{pinned.manifest.files} and {pinned.manifest.bytes:,}")
 
 
-def extract(pinned: Pinned, folder: Path) -> None:
-    """Every member written under ``folder`` (which must not exist), read-only; a member that
-    cannot be written there is refused in one line."""
-    folder.mkdir(parents=True)
+def extract(pinned: Pinned, folder: Path) -> str:
+    """Every member written under ``folder`` (an empty folder), read-only; returns the content
+    fingerprint of what was written (:func:`content_fingerprint`), computed from the members as
+    they are read. A member that cannot be written there is refused in one line."""
+    if any(folder.iterdir()):
+        raise CorpusArchiveError(f"{folder}: not empty; an archive is extracted into an empty folder")
+    members = []
     for name, data in read_members(pinned):
         target = folder / name
         try:
@@ -252,6 +255,8 @@ def extract(pinned: Pinned, folder: Path) -> None:
             raise CorpusArchiveError(f"{pinned.archive.name}: member {name!r} cannot be written under {folder} "
                                      f"({type(exc).__name__}: {exc.strerror or exc})") from None
         os.chmod(target, 0o444)
+        members.append((name, data))
+    return content_fingerprint(members)
 
 
 def content_fingerprint(members: Iterable[tuple[str, bytes]]) -> str:

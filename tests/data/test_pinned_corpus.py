@@ -88,6 +88,86 @@ def test_a_changed_archive_is_refused_in_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()  # nothing was extracted
 
 
+def _extract_at_once(barrier, results, name: str) -> None:
+    """A worker of the test below: waits for the other, then asks for the corpus."""
+    from suite.data.archive import content_fingerprint
+    from suite.data.file_corpus import list_files
+
+    barrier.wait()
+    root = pinned_root(read_manifest(CORPORA / f"{name}.yaml"))
+    results.put((str(root), content_fingerprint((rel, path.read_bytes()) for rel, path in list_files(root, "**/*"))))
+
+
+@pytest.mark.parametrize("cache", ["empty", "damaged"])
+def test_two_workers_extracting_one_archive_at_once_both_get_its_files(tmp_path, monkeypatch, cache):
+    """Two processes (two SLURM tasks on a shared home) extract into one cache at the same
+    moment, empty or holding a damaged entry both must replace: each in a folder of its own,
+    one placed, both reading the manifest's content."""
+    import multiprocessing
+
+    monkeypatch.setenv("POSBENCH_CORPUS_CACHE", str(tmp_path / "cache"))
+    if cache == "damaged":
+        pinned = read_manifest(CORPORA / "english-pd-1.0.yaml")
+        entry = tmp_path / "cache" / "pinned-v2" / f"english-pd-1.0-{pinned.manifest.sha256[:16]}" / "files" / "kjv"
+        entry.mkdir(parents=True)
+        (entry / "01-genesis.txt").write_text("In the beginning")  # no marker: an extraction cut short
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    workers = [ctx.Process(target=_extract_at_once, args=(barrier, results, "english-pd-1.0")) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    got = [results.get(timeout=300) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    fingerprint = read_manifest(CORPORA / "english-pd-1.0.yaml").manifest.fingerprint
+    assert got[0] == got[1] and got[0][1] == fingerprint
+    assert [p.name for p in (tmp_path / "cache" / "pinned-v2").iterdir()] == [Path(got[0][0]).parent.name]  # no .tmp- left
+
+
+def _damage_a_file(files: Path, how: str) -> None:
+    victim = sorted(files.rglob("*.txt"))[0]
+    victim.chmod(0o644)
+    if how == "removed":
+        victim.unlink()
+    else:
+        victim.write_bytes(victim.read_bytes()[:-1])
+
+
+@pytest.mark.parametrize("damage", ["file-removed", "file-truncated", "marker-wrong", "marker-missing", "old-layout"])
+def test_a_damaged_cache_is_extracted_again(tmp_path, monkeypatch, damage):
+    """A cached extraction is trusted only with its marker (written once its content was
+    verified) and the manifest's count and bytes of files; otherwise it is replaced, and the
+    corpus keeps its fingerprint (so its run ids)."""
+    from suite.data.file_corpus import list_files
+    from suite.data.pinned_corpus import MARKER
+
+    monkeypatch.setenv("POSBENCH_CORPUS_CACHE", str(tmp_path / "cache"))
+    spec = CorpusSpec(kind="pinned", archive="english-pd-1.0", glob="**/*.txt")
+    pinned = read_manifest(CORPORA / "english-pd-1.0.yaml")
+    files = pinned_root(pinned)
+    entry = files.parent
+    if damage.startswith("file-"):
+        _damage_a_file(files, damage.removeprefix("file-"))
+    elif damage == "marker-wrong":
+        (entry / MARKER).write_text("0123456789abcdef\n")
+    elif damage == "marker-missing":
+        (entry / MARKER).unlink()
+    else:  # the files in the entry itself, no marker: an extraction cut short, or another layout
+        shutil.rmtree(entry)
+        entry.mkdir()
+        (entry / "kjv").mkdir()
+        (entry / "kjv" / "01-genesis.txt").write_text("In the beginning")
+    list_files.cache_clear()
+    assert pinned_root(pinned) == files
+    assert (entry / MARKER).read_text().strip() == pinned.manifest.fingerprint
+    list_files.cache_clear()
+    from suite.data.file_corpus import files_fingerprint
+
+    assert files_fingerprint(spec) == pinned.manifest.fingerprint
+    assert [p.name for p in entry.parent.iterdir()] == [entry.name]  # nothing set aside is left
+
+
 def hostile_archive(tmp_path: Path, add=None, *, raw: bytes | None = None, compress=lzma.compress,
                     files: int = 1, size: int = 5) -> Path:
     """An archive made by ``add(tar)`` (or of the tar bytes ``raw``), compressed by ``compress``,
@@ -198,6 +278,7 @@ def test_an_archive_file_over_the_cap_is_refused_before_it_is_hashed(tmp_path, m
 def test_members_that_would_collide_on_disk_are_refused(tmp_path, names, expected):
     pinned = read_manifest(hostile_archive(tmp_path, raw=_tar(*names), files=len(names), size=5 * len(names)))
     target = tmp_path / "out"
+    target.mkdir()
     with pytest.raises(CorpusArchiveError, match=re.escape(expected)):
         extract(pinned, target)
 
