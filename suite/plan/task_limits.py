@@ -27,8 +27,9 @@ def lm_limits(kind, grid, doc, i, task: TaskSpec, recipe: TrainRecipe, field: tu
     """A corpus's splits hold a training window, every eval window and the scored span
     (checked from file sizes; a source whose sizes are known only once read is not checked)."""
     source = source_of(task.corpus)
-    where = f"task '{task.name}': corpus {source.where(task.corpus)}"
+    where = f"task '{task.name}': corpus {task.corpus.kind}"  # until the source says where it is
     try:
+        where = f"task '{task.name}': corpus {source.where(task.corpus)}"
         splits = source.split_bytes(task.corpus)
     except (OSError, ValueError, NotImplementedError) as exc:
         return [doc.error(("tasks", i), f"{where}: cannot list its files: {exc}")]

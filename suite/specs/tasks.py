@@ -113,16 +113,6 @@ class TaskSpec(Spec):
         return self
 
 
-def _load_simple(model: type[Spec], path: Path):
-    doc = read_yaml(path)
-    spec, errors = _validate(model, doc)
-    if spec is not None and spec.name != Path(path).stem:
-        errors.append(doc.error(("name",), f"must match the file name '{Path(path).stem}'"))
-    if errors:
-        raise SpecErrors(errors)
-    return spec
-
-
 def load_size(path: Path) -> SizeSpec:
     spec, errors, _ = _load_simple(SizeSpec, path)
     if errors:

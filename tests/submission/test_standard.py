@@ -4,10 +4,16 @@ naming what is missing, and nothing is written."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from suite.cli.main import main
-from suite.submission.standard import _cells
+from suite.plan.grid import TrainingRun
+from suite.specs import Project
+from suite.submission.standard import NotStandard, _cells, check_standard
+from tests.conftest import REPO
+from tests.snapshot_cut import published_runs
 
 EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 
@@ -15,6 +21,45 @@ EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": F
 def test_missing_cells_are_named_by_size_task_and_seed_ranges():
     cells = [("tiny", "lm", s) for s in (1, 2, 3, 5, 7, 8)] + [("tiny", "flip_flop", s) for s in range(10)]
     assert _cells(cells) == "tiny/lm/seed1-3,5,7-8, tiny/flip_flop/seed0-9"
+
+
+def published_alibi() -> list[SimpleNamespace]:
+    """ALiBi's done training records of the published snapshot (every run of grids/quick.yaml among
+    them), with the fields check_standard reads."""
+    return [SimpleNamespace(**{k: r[k] for k in ("run_id", "encoding", "size", "task", "seed", "run")})
+            for r in published_runs() if r["encoding"] == "alibi" and r["status"] == "done"]
+
+
+def test_the_published_runs_of_an_encoding_hold_the_standard_grid():
+    check_standard(Project(REPO), "alibi", published_alibi(), [])
+
+
+def test_a_run_on_another_corpus_is_not_a_run_of_the_standard_grid():
+    """The same size, task, seed and recipe, trained on other bytes (another data fingerprint):
+    another run, with another id, so not the standard grid's (the board would compare it with
+    runs on the published corpus)."""
+    runs = published_alibi()
+    i = next(i for i, r in enumerate(runs) if (r.size, r.task, r.seed) == ("tiny", "lm", 3) and r.run["train"]["steps"] == 600)
+    other = TrainingRun.from_dict({**runs[i].run, "data_fingerprint": "0123456789abcdef"})
+    runs[i] = SimpleNamespace(**{**vars(runs[i]), "run_id": other.run_id,
+                                 "run": {**runs[i].run, "data_fingerprint": "0123456789abcdef"}})
+    with pytest.raises(NotStandard, match=r"^alibi lacks 1 of the 20 training runs of the standard grid "
+                                          r"grids/quick.yaml \(tiny/lm/seed3\)"):
+        check_standard(Project(REPO), "alibi", runs, [])
+
+
+def test_a_record_with_a_field_the_recipe_no_longer_has_is_compared_by_its_id():
+    """An older record's recipe may hold a field TrainRecipe has since lost: its run id says
+    which run it is, and it is never validated as today's recipe."""
+    runs = [SimpleNamespace(**{**vars(r), "run": {**r.run, "train": {**r.run["train"], "retired_knob": 1}}})
+            for r in published_alibi()]
+    check_standard(Project(REPO), "alibi", runs, [])
+
+
+def test_an_encoding_that_does_not_load_is_named_as_such(project_root):
+    (project_root / "encodings" / "broken.yaml").write_text("name: broken\nimpl: no-such-impl\n")
+    with pytest.raises(NotStandard, match=r"^cannot load the encoding broken: .*broken.yaml:\d+: "):
+        check_standard(Project(project_root), "broken", [], [])
 
 
 @pytest.mark.integration
