@@ -457,7 +457,7 @@ def test_each_ranked_board_has_a_headline_naming_its_best_entry(project, capsys)
     lm = board(project, "lm-tiny-lm")
     assert lm.headline == ("At 4x: ALiBi, ahead of every other entry (paired over seeds, Holm-corrected p < 0.05; "
                            "too few seeds to confirm).")
-    assert lm.headline_status is None  # three seeds: too few to split into discovery and confirmation
+    assert lm.headline_status == "too few seeds"  # three seeds: none to split into discovery and confirmation
     glue = board(project, "glue-tiny-lm")
     assert glue.headline.startswith("GLUE-style score: ALiBi, ahead of")
     assert board(project, "task-tiny-recall-acc").headline.endswith("with one seed no lead is significant.")
