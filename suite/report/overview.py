@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from suite.report import family
 from suite.report.board_kinds import BOARD_KINDS
 from suite.report.board_types import Board
+from suite.report.stats import ALPHA
 
 @dataclass(frozen=True)
 class Question:
@@ -57,6 +59,11 @@ class Answer:
     best: list[str] = field(default_factory=list)  # display names of the entries that answer it
     others: int = 0  # other boards of the kind ("other recipes")
     certain: bool = False  # the best is first for certain (rank interval "1"), not only possibly
+    # the claim "first for certain", Holm-corrected across the index's ranked questions
+    # (suite.report.family); None for a question read as it is (cost)
+    family_p: float | None = None
+    family: int = 0  # the questions in that family
+    board_certain: bool = False  # first for certain on its board before the family's correction
 
     @property
     def ranked(self) -> bool:
@@ -100,6 +107,7 @@ def overview(boards: list[Board], runs: dict | None = None) -> Overview:
     """``runs``: run_id -> the run's row (suite.report.figures), for the models' sizes."""
     sizes = sorted(r["n_params"] for r in (runs or {}).values() if r.get("n_params"))
     answers = [_answer(boards, question) for question in QUESTIONS]
+    _correct_as_one_family(answers)
     rows: dict[str, dict] = {}
     # the ranked questions' boards make the rows; a measured column (cost) fills the rows they have,
     # so a bench of every encoding does not add a row per encoding that is on no canonical board
@@ -115,3 +123,12 @@ def overview(boards: list[Board], runs: dict | None = None) -> Overview:
             row["cells"][a.question.kind] = (None if cell is None else cell.value, None if rank is None else rank.text)
     return Overview(answers, sorted(rows.values(), key=lambda r: r["display_name"].lower()),
                     (sizes[0], sizes[-1]) if sizes else None)
+
+
+def _correct_as_one_family(answers: list[Answer]) -> None:
+    """A ranked answer is "first for certain" only when its claim survives Holm's correction
+    across every ranked question the index quotes (suite.report.family)."""
+    ranked = [a for a in answers if a.ranked and a.board is not None]
+    for a, p in zip(ranked, family.corrected([a.board for a in ranked])):
+        a.family_p, a.family, a.board_certain = p, len(ranked), a.certain
+        a.certain = a.certain and p < ALPHA
