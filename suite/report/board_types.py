@@ -87,6 +87,9 @@ class Board:
     # "not confirmed", "not tested" (the first half made no claim), "too few seeds" (under 4 to
     # split), or None (no headline) -- suite.report.headlines.STATUSES
     headline_status: str | None = None
+    # a board of architecture changes beside their base encodings, not of positional encodings
+    # (suite.report.row_kinds)
+    architecture: bool = False
 
     @property
     def families(self) -> list[str]:

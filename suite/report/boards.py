@@ -33,6 +33,7 @@ from suite.report.board_parts import (entry_of, first_recipes, interval_text, is
 # the boards' types, which the pages and the terminal import from here too
 from suite.report.board_types import SHARE, Board, Cell, Column, Entry  # noqa: F401
 from suite.report.figures import NO_RECIPE, Sources, info_of
+from suite.report.row_kinds import split_build
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
 from suite.results.rows import board_of, breakdown_of
 
@@ -97,7 +98,7 @@ def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
     kinds = [kind for kind in ordered_kinds() if issubclass(kind, ScaleBoardKind)]
     sources = Sources(runs, figures)
     sources.select(kinds)
-    return [board for kind in kinds for board in kind.build(sources.selected[kind.name], sources)]
+    return [board for kind in kinds for board in split_build(kind, sources)]
 
 
 def _metric_order(metric: str) -> tuple:

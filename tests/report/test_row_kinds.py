@@ -1,0 +1,51 @@
+"""Architecture changes are not ranked among positional encodings (suite.report.row_kinds): a
+language-modelling board of the published shape, where NoPE with Canon layers leads ALiBi by
+the same margin at 1x and at 4x, becomes a board of positional encodings (ALiBi first) and a
+board of the architecture change beside its base (NoPE)."""
+
+from __future__ import annotations
+
+from suite.report.boards import scale_boards
+from suite.report.figures import Recipe
+from suite.report.row_kinds import architecture_changes
+
+RECIPE = Recipe(64, 100, 8, 1e-3)
+# bits per byte at 1x and 4x, seeds 0-3 (+0.01 a seed)
+MEANS = {"alibi": (2.40, 2.50), "rope": (2.40, 3.60), "nope": (2.45, 3.90), "canon-nope": (1.80, 1.90),
+         "gated-rope": (2.35, 3.40)}
+
+
+def figures(means=MEANS, seeds=4):
+    out, runs = [], {}
+    for enc, by_scale in means.items():
+        for seed in range(seeds):
+            run_id = f"{enc}-{seed}"
+            runs[run_id] = {"size": "tiny", "task": "lm", "finished_at": "2026-11-20", "recipe": RECIPE}
+            for scale, value in zip((1, 4), by_scale):
+                out.append({"checkpoint_level": False, "scale": scale, "metric": "bpb", "run_id": run_id,
+                            "size": "tiny", "task": "lm", "encoding": enc, "display_name": enc, "family": None,
+                            "trained_as": None, "eval_len": 64 * scale, "seed": seed, "value": value + 0.01 * seed,
+                            "n": None, "status": "ok", "chance": None})
+    return out, runs
+
+
+def test_the_shipped_architecture_changes_name_their_bases():
+    changes = architecture_changes()
+    assert changes["canon-nope"] == "nope" and changes["gated-rope"] == "rope" and changes["qwen3-next"] == "rope-partial"
+    assert "alibi" not in changes and "rope" not in changes
+
+
+def test_an_architecture_change_is_on_its_own_board_beside_its_base_not_ranked_among_positional_encodings():
+    positional, beside = scale_boards(*figures())
+    assert positional.id == "lm-tiny-lm" and not positional.architecture
+    assert {e.encoding for e in positional.entries} == {"alibi", "rope", "nope"}
+    assert positional.entries[0].encoding == "alibi" and positional.headline.startswith("At 4x: alibi")
+    assert beside.id == "lm-tiny-lm-architecture" and beside.architecture
+    assert beside.title.endswith(": architecture changes beside their base encodings")
+    assert {e.encoding for e in beside.entries} == {"canon-nope", "gated-rope", "nope", "rope"}
+    assert beside.notes[0].startswith("Architecture changes")
+
+
+def test_a_board_without_architecture_changes_is_built_as_before():
+    (only,) = scale_boards(*figures({k: v for k, v in MEANS.items() if k in ("alibi", "rope", "nope")}))
+    assert only.id == "lm-tiny-lm" and not only.architecture and len(only.entries) == 3
