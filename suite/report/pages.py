@@ -18,8 +18,8 @@ from scipy import stats as scipy_stats
 from suite.report import links, plots
 from suite.report import stats
 from suite.report.findings import check_findings
-from suite.report.overview import overview
-from suite.report.scale_view import questions as scale_questions
+from suite.report.overview import answer_text, overview
+from suite.report.scale_view import QUESTION_SCALE, questions as scale_questions
 from suite.report.run_pages import run_pages
 from suite.report.sweeps import lr_sweeps, size_order
 from suite.report.board_kinds import kind_of
@@ -307,10 +307,14 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
         (staging / name).write_text(env.get_template(template).render(root=root, page=template[:-5], **common,
                                                                       **values))
 
-    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=overview(lb.all, lb.runs), downloads=downloads)
+    ov = overview(lb.all, lb.runs)
+    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=ov, downloads=downloads)
     page("method.html", "method.html", battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY)
     page("coverage.html", "coverage.html", coverage=coverage_matrix(con))
-    page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)))
+    # the same answers as the index's, from the same canonical boards (suite.report.overview)
+    asked = [a for a in ov.answers if a.question.kind in QUESTION_SCALE]
+    page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)),
+         answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board})
     scatter = no_free_lunch(lb)
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):

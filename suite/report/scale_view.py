@@ -132,8 +132,8 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
     grouped: dict[tuple, dict[str, Board]] = defaultdict(dict)
     for board in boards:
         scale = QUESTION_SCALE.get(board.kind)
-        if scale is None or scale not in (board.scales or []) or board.size not in size_order:
-            continue
+        if scale is None or scale not in (board.scales or []) or board.size not in size_order or board.architecture:
+            continue  # a board of architecture changes answers no positional question (suite.report.row_kinds)
         key = (board.kind, board.task, board.metric, board.train_len, _without_steps(board.recipe))
         grouped[key][board.size] = board
     out = []
