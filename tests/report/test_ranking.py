@@ -121,7 +121,8 @@ def test_a_could_be_first_headline_says_which_lead_was_confirmed():
 
 def test_three_seeds_are_too_few_to_confirm():
     lm = board({"a": {1: [2.0] * 3, 4: [2.0, 2.01, 2.02]}, "b": {1: [2.0] * 3, 4: [3.0, 3.02, 3.01]}})
-    assert lm.headline_status == "too few seeds" and lm.headline.endswith("too few seeds to confirm).")
+    assert lm.headline_status == "too few seeds"
+    assert "(paired over seeds, Holm-corrected p < 0.05; too few seeds to confirm)." in lm.headline
 
 
 def test_an_underpowered_board_says_how_many_seeds_it_needs():

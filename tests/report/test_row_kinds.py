@@ -5,6 +5,8 @@ board of the architecture change beside its base (NoPE)."""
 
 from __future__ import annotations
 
+import pytest
+
 from suite.report.boards import scale_boards
 from suite.report.figures import Recipe
 from suite.report.row_kinds import architecture_changes
@@ -49,3 +51,17 @@ def test_an_architecture_change_is_on_its_own_board_beside_its_base_not_ranked_a
 def test_a_board_without_architecture_changes_is_built_as_before():
     (only,) = scale_boards(*figures({k: v for k, v in MEANS.items() if k in ("alibi", "rope", "nope")}))
     assert only.id == "lm-tiny-lm" and not only.architecture and len(only.entries) == 3
+
+
+def test_a_language_modelling_board_shows_the_change_from_1x_and_how_much_of_the_lead_is_there_at_1x():
+    """The Canon board's shape: canon-nope leads its base by 0.55 at 1x and by 2.00 at 4x on its
+    own board; on the positional board ALiBi's lead over RoPE is all extrapolation (tied at 1x)."""
+    positional, beside = scale_boards(*figures())
+    alibi = positional.entries[0]
+    assert positional.column("change").label == "bpb change 1x to 4x"
+    assert alibi.cells["change"].value == pytest.approx(0.10) and alibi.cells["change"].interval.lo is not None
+    assert positional.headline.endswith("Its lead over rope is 1.100 bpb at 4x; at 1x the two are level: the "
+                                        "lead is all extrapolation.")
+    assert beside.entries[0].encoding == "canon-nope"
+    assert beside.headline.endswith("Its lead over gated-rope: 1.500 bpb at 4x, 0.550 at 1x (37% of it already "
+                                    "there within the training length).")
