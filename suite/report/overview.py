@@ -162,6 +162,9 @@ def _correct_as_one_family(answers: list[Answer]) -> None:
         a.certain = a.certain and p < ALPHA
 
 
+LACKING_SHOWN = 8  # the most lacking encodings an answer names; the rest are counted
+
+
 def answer_text(a: Answer) -> str:
     """One answer in plain words, the same on the scale page and in the terminal as on the index."""
     head = f"{a.question.text[0].upper()}{a.question.text[1:]}: "
@@ -180,7 +183,8 @@ def answer_text(a: Answer) -> str:
     elif a.best and a.question.tie:
         names += f" (within {round(a.question.tie * 100)}% of the fastest: one measurement, no interval)"
     status = f", headline {a.board.headline_status}" if a.board.headline_status else ""
-    lacks = f"; it lacks {len(a.lacking)} encoding(s) of other recipes" if a.lacking else ""
+    shown = ", ".join(a.lacking[:LACKING_SHOWN]) + (", ..." if len(a.lacking) > LACKING_SHOWN else "")
+    lacks = f"; it lacks {len(a.lacking)} encoding(s) of other recipes, not trained at its recipe: {shown}" if a.lacking else ""
     return f"{head}{names}. Canonical board {a.board.id} ({len(a.board.entries)} rows{status}{lacks})."
 
 
