@@ -86,7 +86,13 @@ class Overview:
 def canonical(boards: list[Board], kind: str) -> Board | None:
     """The canonical board of one kind (module docstring)."""
     mine = [b for b in boards if b.kind == kind and b.entries and not b.architecture]
-    return max(mine, key=lambda b: (len(b.entries), max(b.scales or [0]), len(b.seeds), b.id), default=None)
+    return max(mine, key=canonical_order, default=None)
+
+
+def canonical_order(board: Board) -> tuple:
+    """What makes a board canonical, compared as a tuple (the largest wins): the most rows, then
+    the longest scale, then the most seeds, then its id."""
+    return len(board.entries), max(board.scales or [0]), len(board.seeds), board.id
 
 
 def canonical_board(boards, question: Question | str) -> Board | None:
@@ -163,6 +169,7 @@ def _correct_as_one_family(answers: list[Answer]) -> None:
 
 
 LACKING_SHOWN = 8  # the most lacking encodings an answer names; the rest are counted
+LISTED = 4  # the most answering rows an answer names (as a headline: suite.report.headlines.LISTED)
 
 
 def answer_text(a: Answer) -> str:
@@ -171,6 +178,8 @@ def answer_text(a: Answer) -> str:
     if a.board is None:
         return head + "no board of this kind."
     names = ", ".join(a.best) or "no entry"
+    if len(a.best) > LISTED:  # a list of 35 names is no answer
+        names = f"{len(a.best)} of its {len(a.board.entries)} rows ({'best mean' if a.ranked else 'best'}: {a.best[0]})"
     if a.ranked and a.best:
         if a.certain:
             how = f"first for certain (Holm-corrected across the {a.family} questions, p = {a.family_p:.2g})"

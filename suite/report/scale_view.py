@@ -36,6 +36,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from suite.report.board_types import Board
+from suite.report.overview import canonical_order
 
 BOOTSTRAP = 2000  # resamples of the interval (its percentiles move by about 0.01 between runs of 2,000)
 QUESTION_SCALE = {"lm": 16, "task": 4}  # the column each question is asked at: LM at 16x, a task at 4x
@@ -65,6 +66,8 @@ class Agreement:
             return "n/a"
         if self.interval_shown:
             return f"{self.tau:.2f} [{self.lo:.2f}, {self.hi:.2f}]"
+        if self.seeds >= INTERVAL_SEEDS:  # enough seeds; every resample kept the order of these few rows
+            return f"{self.tau:.2f} (no interval: every resample of {self.seeds}+ seeds a row gave the same order)"
         return f"{self.tau:.2f} (too few seeds for an interval: {self.seeds} a row)"
 
 
@@ -135,7 +138,9 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
         if scale is None or scale not in (board.scales or []) or board.size not in size_order or board.architecture:
             continue  # a board of architecture changes answers no positional question (suite.report.row_kinds)
         key = (board.kind, board.task, board.metric, board.train_len, _without_steps(board.recipe))
-        grouped[key][board.size] = board
+        # two boards of one size that differ only in steps: the one the index would answer from
+        if board.size not in grouped[key] or canonical_order(board) > canonical_order(grouped[key][board.size]):
+            grouped[key][board.size] = board
     out = []
     for key, by_size in grouped.items():
         sizes = [s for s in size_order if s in by_size]

@@ -120,3 +120,24 @@ def test_a_degenerate_interval_from_three_seeds_reads_too_few_seeds():
     (q,) = questions(boards({"tiny": noisy, "small": noisy}, sd=0.15, seeds=6, rng=rng), ["tiny", "small"])
     (a,) = q.agreements
     assert a.lo < a.hi and a.interval_shown and a.text == f"{a.tau:.2f} [{a.lo:.2f}, {a.hi:.2f}]"
+
+
+def test_rows_kept_in_order_by_every_resample_of_enough_seeds_are_no_interval_either():
+    rng = np.random.default_rng(7)
+    means = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    (q,) = questions(boards({"tiny": means, "small": means}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (a,) = q.agreements
+    assert a.lo == a.hi and a.text == "1.00 (no interval: every resample of 5+ seeds a row gave the same order)"
+
+
+def test_of_two_boards_of_one_size_the_question_reads_the_canonical_one():
+    """A zoo of six rows at three seeds and a board of three rows at six seeds, one recipe apart
+    only in steps: the size's board is the one with the most rows, as the index's answer is
+    (suite.report.overview.canonical_order), whichever comes first."""
+    rng = np.random.default_rng(8)
+    six = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    zoo = boards({"tiny": six, "small": six}, sd=0.05, seeds=3, rng=rng)
+    few = boards({"tiny": {e: six[e] for e in ENCODINGS[:3]}}, sd=0.05, seeds=6, rng=rng)
+    for order in (zoo + few, few + zoo):
+        (q,) = questions(order, ["tiny", "small"])
+        assert len(q.boards["tiny"].entries) == 6
