@@ -15,26 +15,24 @@ from __future__ import annotations
 
 import torch
 
-from suite.modeling.model import ModelConfig, Transformer
+from suite.modeling.build import build_model
+from suite.modeling.model import ModelConfig
 from suite.specs import EncodingSpec
 
 REFERENCE = ModelConfig(d_model=768, n_layers=12, n_heads=12, d_ff=3072, train_len=1024)
 TOLERANCE = 0.01
+NOPE = EncodingSpec(name="nope", display_name="NoPE", family="none", paper="the model without positions", impl="none")
 
 
-def parameter_count(impl, params, cfg: ModelConfig = REFERENCE) -> int:
+def parameter_count(spec: EncodingSpec, cfg: ModelConfig = REFERENCE) -> int:
     with torch.device("meta"):
-        model = Transformer(cfg, lambda dims: impl(params, dims))
+        model = build_model(spec, cfg)
     return sum(p.numel() for p in model.parameters())
 
 
 def extra_weights(spec: EncodingSpec, cfg: ModelConfig = REFERENCE) -> float:
     """The share of weights ``spec``'s model has beyond the same model with no positions."""
-    from suite.encodings import ENCODINGS
-
-    none = ENCODINGS.get("none")
-    base = parameter_count(none, none.Params(), cfg)
-    return parameter_count(spec.implementation(), spec.resolved_params(), cfg) / base - 1
+    return parameter_count(spec, cfg) / parameter_count(NOPE, cfg) - 1
 
 
 def weight_problem(spec: EncodingSpec) -> str | None:
