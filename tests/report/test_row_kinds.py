@@ -65,3 +65,11 @@ def test_a_language_modelling_board_shows_the_change_from_1x_and_how_much_of_the
     assert beside.entries[0].encoding == "canon-nope"
     assert beside.headline.endswith("Its lead over gated-rope: 1.500 bpb at 4x, 0.550 at 1x (37% of it already "
                                     "there within the training length).")
+
+
+def test_a_lead_that_is_behind_at_1x_is_all_extrapolation():
+    """The published tiny board's shape: ALiBi ahead of PoPE by 0.643 at 16x and behind it by 0.197
+    at 1x."""
+    (lm,) = scale_boards(*figures({"alibi": (2.40, 2.50), "pope": (2.20, 3.00)}))
+    assert lm.headline.endswith("Its lead over pope is 0.500 bpb at 4x; at 1x it trails by 0.200: the lead is all "
+                                "extrapolation.")
