@@ -18,6 +18,7 @@ from scipy import stats as scipy_stats
 from suite.report import links, plots
 from suite.report import stats
 from suite.report.findings import check_findings
+from suite.report.extrapolation_figure import extrapolation_figure
 from suite.report.overview import answer_text, overview
 from suite.report.scale_view import QUESTION_SCALE, questions as scale_questions
 from suite.report.run_pages import run_pages
@@ -321,7 +322,8 @@ def render_site(con: duckdb.DuckDBPyConnection, out: Path, snapshot: dict | None
             colours = board_colours(board)
             plot = overlay(board, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
             page(links.board_page(board.id), "board.html", "../", b=board, colours=colours, plot=plot,
-                 scatter=scatter if board in lb.glue else None, families=board.families)
+                 scatter=scatter if board in lb.glue else None, families=board.families,
+                 extrapolation=extrapolation_figure(board))
     compare = {b.id: overlay(b) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
     page("compare.html", "compare.html", lb=lb, plots=compare, encodings=sorted(all_encodings.items()),

@@ -51,3 +51,9 @@ def test_the_index_the_scale_page_and_the_terminal_give_the_same_answer(project,
     assert lm_line in scale
     assert main(["--root", str(project), "leaderboard"]) == 0
     assert lm_line in " ".join(capsys.readouterr().out.split())  # wrapped to 80 columns
+
+
+def test_a_language_modelling_board_page_carries_the_extrapolation_figure(project):
+    page = (project / "site" / "boards" / "lm-tiny-lm.html").read_text()
+    assert "Extrapolation apart from quality: bpb at 1x and its change to 4x" in page
+    assert "bpb change 1x to 4x" in page  # the column beside it

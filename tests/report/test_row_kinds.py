@@ -73,3 +73,14 @@ def test_a_lead_that_is_behind_at_1x_is_all_extrapolation():
     (lm,) = scale_boards(*figures({"alibi": (2.40, 2.50), "pope": (2.20, 3.00)}))
     assert lm.headline.endswith("Its lead over pope is 0.500 bpb at 4x; at 1x it trails by 0.200: the lead is all "
                                 "extrapolation.")
+
+
+def test_a_language_modelling_board_draws_its_extrapolation_apart_from_its_quality():
+    """One point per row at (bpb 1x, change to 4x): canon-nope far left (better at 1x) and as low
+    as ALiBi (as little lost), which the 4x column alone cannot tell apart."""
+    from suite.report.extrapolation_figure import extrapolation_figure
+
+    positional, beside = scale_boards(*figures())
+    svg = extrapolation_figure(beside)
+    assert svg.startswith("<svg") and svg.count('<g class="series"') == len(beside.entries)
+    assert 'data-key="canon-nope"' in svg and "bpb 4x minus 1x" in svg
