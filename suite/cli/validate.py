@@ -77,7 +77,11 @@ def _submission_checks(spec) -> str:
     from suite.core.yamldoc import read_yaml
 
     doc = read_yaml(Path(spec.source))
+    from suite.submission.weights import weight_problem
+
     problems = [doc.error(("impl",), p) for p in contract_problems(spec)]
+    if weight := weight_problem(spec):
+        problems.append(doc.error(("kind",), weight))
     if problems:
         raise SpecErrors(problems)
     try:

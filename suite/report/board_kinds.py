@@ -27,6 +27,9 @@ class BoardKind:
     unranked_note: ClassVar[str] = "Not ranked."  # what an unranked kind's boards say instead of ranks
     directed: ClassVar[bool] = True  # its metrics have a better direction (a diagnostic's have none)
     extrapolation_columns: ClassVar[bool] = True  # a per-scale board's extrapolation score and effective length
+    # a per-scale board's "change 1x to the longest scale" column, and its headline's share of the
+    # lead already there at 1x: how much of a row's lead is extrapolation, how much is quality
+    change_column: ClassVar[bool] = False
     # what a board of shares that are 0 everywhere (and no chance level) says instead of ranks
     zero_warning: ClassVar[str] = "Every row scores 0 at every length: no encoding solves this task, so it is not ranked."
     compared: ClassVar[bool] = True  # its scale and score columns are offered in the compare view

@@ -84,8 +84,12 @@ class Board:
     ranked_by: str | None = None  # the column the ranks come from
     headline: str | None = None  # the best entry and whether it is significantly ahead (suite.report.headlines)
     # whether the headline's claim, found on half the seeds, held on the other half: "confirmed",
-    # "not confirmed", or None (no headline, or fewer than 4 seeds to split)
+    # "not confirmed", "not tested" (the first half made no claim), "too few seeds" (under 4 to
+    # split), or None (no headline) -- suite.report.headlines.STATUSES
     headline_status: str | None = None
+    # a board of architecture changes beside their base encodings, not of positional encodings
+    # (suite.report.row_kinds)
+    architecture: bool = False
 
     @property
     def families(self) -> list[str]:

@@ -33,6 +33,7 @@ from suite.report.board_parts import (entry_of, first_recipes, interval_text, is
 # the boards' types, which the pages and the terminal import from here too
 from suite.report.board_types import SHARE, Board, Cell, Column, Entry  # noqa: F401
 from suite.report.figures import NO_RECIPE, Sources, info_of
+from suite.report.row_kinds import split_build
 from suite.report.scores import ABSOLUTE_ACCURACY, TOLERANCE, effective_length, extrapolation_score
 from suite.results.rows import board_of, breakdown_of
 
@@ -97,7 +98,7 @@ def scale_boards(figures: list[dict], runs: dict) -> list[Board]:
     kinds = [kind for kind in ordered_kinds() if issubclass(kind, ScaleBoardKind)]
     sources = Sources(runs, figures)
     sources.select(kinds)
-    return [board for kind in kinds for board in kind.build(sources.selected[kind.name], sources)]
+    return [board for kind in kinds for board in split_build(kind, sources)]
 
 
 def _metric_order(metric: str) -> tuple:
@@ -153,6 +154,8 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
     board.columns += _summary_columns(board, what, name)
     for enc, entry in entries.items():
         _summarise(entry, per_scale[enc], scales, seeds, share, bool(lower))
+    if board_kind.change_column and 1 in scales and max(scales) > 1:
+        _change_column(board, what, name, unit, max(scales))
     # "which encoding extrapolates best": ranked at the longest scale, not by a mean that mixes in 1x
     rank_and_warn(board, f"s{max(scales)}")
     if board_kind.extrapolation_columns:
@@ -180,6 +183,23 @@ def _summary_columns(board: Board, what: str, name: str) -> list[Column]:
                   if board.metric and _is_share(board.metric) else "")
                + ", in training lengths (as RULER and NoLiMa define it)", False, 0, "derived"),
     ]
+
+
+def _change_column(board: Board, what: str, name: str, unit: str, longest: int) -> None:
+    """Each row's change from 1x to the longest scale, per seed then its mean and t interval: the
+    extrapolation a row's figure at the longest scale holds, apart from its quality at 1x."""
+    board.columns.append(Column(
+        "change", f"{what} change 1x to {longest}x", f"{longest}x-1x",
+        f"{name}{unit} at {longest}x minus at 1x, per seed (the same run), then the mean over seeds: what the row "
+        "loses beyond the training length, apart from how good it is within it", board.lower_is_better, 3, "derived"))
+    for entry in board.entries:
+        at_1, at_l = entry.per_seed.get("s1", {}), entry.per_seed.get(f"s{longest}", {})
+        change = {seed: at_l[seed] - at_1[seed] for seed in at_1.keys() & at_l.keys()
+                  if at_1[seed] is not None and at_l[seed] is not None}
+        entry.per_seed["change"] = change
+        interval = stats.seed_interval(list(change.values()))
+        entry.cells["change"] = Cell(interval.mean, interval if interval.mean is not None else None,
+                                     "ok" if interval.mean is not None else "missing")
 
 
 def _drop_uninformative_effective_length(board: Board) -> None:

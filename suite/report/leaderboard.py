@@ -11,6 +11,7 @@ from suite.report.board_cpus import cpu_note
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
 from suite.report.board_types import Board
 from suite.report.figures import Sources
+from suite.report.row_kinds import split_build
 from suite.results import tolerances
 from suite.results.rows import board_of
 
@@ -71,7 +72,7 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
     check_declared_boards(sources.figures)
     kinds = ordered_kinds()
     sources.select(kinds)
-    by_kind = {kind.name: kind.build(sources.selected[kind.name], sources) for kind in kinds}
+    by_kind = {kind.name: split_build(kind, sources) for kind in kinds}
     carriers = [b for boards in by_kind.values() for b in boards if kind_of(b).carries_checkpoint_columns]
     for kind in kinds:
         kind.lend(by_kind[kind.name], carriers)

@@ -18,8 +18,9 @@ from scipy import stats as scipy_stats
 from suite.report import links, plots
 from suite.report import stats
 from suite.report.findings import check_findings
-from suite.report.overview import overview
-from suite.report.scale_view import questions as scale_questions
+from suite.report.extrapolation_figure import extrapolation_figure
+from suite.report.overview import answer_text, overview
+from suite.report.scale_view import QUESTION_SCALE, questions as scale_questions
 from suite.report.run_pages import run_pages
 from suite.report.sweeps import lr_sweeps, size_order
 from suite.report.board_kinds import kind_of
@@ -316,17 +317,22 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
         (staging / name).write_text(env.get_template(template).render(root=root, page=template[:-5], **common,
                                                                       **values))
 
-    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=overview(lb.all, lb.runs), downloads=downloads)
+    ov = overview(lb.all, lb.runs)
+    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=ov, downloads=downloads)
     page("method.html", "method.html", battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY)
     page("coverage.html", "coverage.html", coverage=coverage_matrix(con))
-    page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)))
+    # the same answers as the index's, from the same canonical boards (suite.report.overview)
+    asked = [a for a in ov.answers if a.question.kind in QUESTION_SCALE]
+    page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)),
+         answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board})
     scatter = no_free_lunch(lb)
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):
             colours = board_colours(board)
             plot = overlay(board, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
             page(links.board_page(board.id), "board.html", "../", b=board, colours=colours, plot=plot,
-                 scatter=scatter if board in lb.glue else None, families=board.families)
+                 scatter=scatter if board in lb.glue else None, families=board.families,
+                 extrapolation=extrapolation_figure(board))
     compare = {b.id: overlay(b) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
     page("compare.html", "compare.html", lb=lb, plots=compare, encodings=sorted(all_encodings.items()),

@@ -10,7 +10,12 @@ module gives:
   variant for ties, scipy.stats.kendalltau), with a **bootstrap 95% interval** (Efron and
   Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run,
   so each resample draws each row's seeds with replacement at each size, independently (the
-  sizes' runs are different runs), recomputes the means and tau;
+  sizes' runs are different runs), recomputes the means and tau. A degenerate interval
+  (lo == hi: every resample gave the same tau) is not shown as an interval: resampling 3
+  seeds cannot move well-separated means past each other, so [1.00, 1.00] says the seeds
+  were too few to show any spread, not that tau is known exactly. It reads "too few seeds";
+  so does any interval from under :data:`INTERVAL_SEEDS` seeds a row (the percentile
+  bootstrap's coverage falls well short of 95% there, Efron and Tibshirani ch. 13);
 * a label for the question's finding, its best row: **"holds at every size"** when one row is
   first for certain (rank interval "1") at every size, **"changes at size X"** at the first
   larger size where the smallest size's first row is not first for certain there, and
@@ -31,9 +36,11 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from suite.report.board_types import Board
+from suite.report.overview import canonical_order
 
 BOOTSTRAP = 2000  # resamples of the interval (its percentiles move by about 0.01 between runs of 2,000)
 QUESTION_SCALE = {"lm": 16, "task": 4}  # the column each question is asked at: LM at 16x, a task at 4x
+INTERVAL_SEEDS = 5  # the fewest seeds a row at both sizes for a bootstrap interval to be shown
 
 
 @dataclass
@@ -45,6 +52,23 @@ class Agreement:
     lo: float | None
     hi: float | None
     rows: int  # the rows present at both sizes
+    seeds: int = 0  # the fewest seeds of any of those rows at either size
+
+    @property
+    def interval_shown(self) -> bool:
+        """Whether [lo, hi] is an interval worth the name (module docstring)."""
+        return self.lo is not None and self.hi is not None and self.lo < self.hi and self.seeds >= INTERVAL_SEEDS
+
+    @property
+    def text(self) -> str:
+        """"0.73 [0.40, 0.93]", "1.00 (too few seeds for an interval: 3 a row)" or "n/a"."""
+        if self.tau is None:
+            return "n/a"
+        if self.interval_shown:
+            return f"{self.tau:.2f} [{self.lo:.2f}, {self.hi:.2f}]"
+        if self.seeds >= INTERVAL_SEEDS:  # enough seeds; every resample kept the order of these few rows
+            return f"{self.tau:.2f} (no interval: every resample of {self.seeds}+ seeds a row gave the same order)"
+        return f"{self.tau:.2f} (too few seeds for an interval: {self.seeds} a row)"
 
 
 @dataclass
@@ -81,8 +105,9 @@ def agreement(small: dict[str, list[float]], large: dict[str, list[float]], size
     rows = sorted(r for r in set(small) & set(large) if small[r] and large[r])
     means = lambda values: {r: fmean(values[r]) for r in rows}  # noqa: E731
     tau = tau_of(means(small), means(large), lower_is_better) if rows else None
+    fewest = min((min(len(small[r]), len(large[r])) for r in rows), default=0)
     if tau is None:
-        return Agreement(size, None, None, None, len(rows))
+        return Agreement(size, None, None, None, len(rows), fewest)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
@@ -92,7 +117,7 @@ def agreement(small: dict[str, list[float]], large: dict[str, list[float]], size
         if t is not None:
             draws.append(t)
     lo, hi = (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))) if draws else (None, None)
-    return Agreement(size, tau, lo, hi, len(rows))
+    return Agreement(size, tau, lo, hi, len(rows), fewest)
 
 
 def first_for_certain(board: Board) -> str | None:
@@ -110,10 +135,12 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
     grouped: dict[tuple, dict[str, Board]] = defaultdict(dict)
     for board in boards:
         scale = QUESTION_SCALE.get(board.kind)
-        if scale is None or scale not in (board.scales or []) or board.size not in size_order:
-            continue
+        if scale is None or scale not in (board.scales or []) or board.size not in size_order or board.architecture:
+            continue  # a board of architecture changes answers no positional question (suite.report.row_kinds)
         key = (board.kind, board.task, board.metric, board.train_len, _without_steps(board.recipe))
-        grouped[key][board.size] = board
+        # two boards of one size that differ only in steps: the one the index would answer from
+        if board.size not in grouped[key] or canonical_order(board) > canonical_order(grouped[key][board.size]):
+            grouped[key][board.size] = board
     out = []
     for key, by_size in grouped.items():
         sizes = [s for s in size_order if s in by_size]

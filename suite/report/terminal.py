@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
+import textwrap
 from pathlib import Path
 
 from rich import box
@@ -28,6 +29,7 @@ from suite.report.board_kinds import kind_of
 from suite.core.registry import did_you_mean
 from suite.report.boards import Board, Cell, Column
 from suite.report.leaderboard import build
+from suite.report.overview import answer_lines
 from suite.results.store import connect_readonly
 
 FORMATS = ("table", "csv", "markdown")
@@ -163,6 +165,10 @@ def leaderboard(database: Path, board: str | None = None, fmt: str = "table", ou
     if not boards:
         err.print("no results yet: run `posbench run grids/quick.yaml`", markup=False)
         return 0
+    if board is None and fmt != "csv":  # the site's answers, from the same canonical boards (suite.report.overview)
+        lines = ["Answers (each from its question's canonical board, as on the site's index):", *answer_lines(lb)]
+        out.write("\n".join(textwrap.fill(line, width or 80, subsequent_indent="  ", break_long_words=False,
+                                           break_on_hyphens=False) for line in lines) + "\n\n")
     print_boards(boards, fmt, out, width)
     return 0
 

@@ -56,6 +56,14 @@ class EncodingSpec(Spec):
     conformance: Conformance | None = None
     # The ids the model reads while it trains (PoSE, randomized ids); None: 0 .. T-1.
     train_positions: TrainPositions | None = None
+    # What the row is (suite.report's boards rank positional encodings among themselves):
+    # "positional" changes only how position enters the model, and its weights are within 1% of
+    # the same model without positions (`posbench validate --import` checks it:
+    # suite.submission.weights); "architecture" changes more (extra layers or convolutions, token
+    # mixing, gates, latent projections, layer schedules) and is shown on its own board beside
+    # ``base``, the positional encoding it is built on.
+    kind: Literal["positional", "architecture"] = "positional"
+    base: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
     source: str = Field("", exclude=True)  # the file it came from (provenance, not content)
 
     def resolved_params(self):
@@ -135,6 +143,13 @@ def _checks_of_the_keys(doc: YamlDoc, path: Path, failed: set[str]) -> list[Spec
     if trains_as is not None and data.get("train_positions") is not None:
         errors.append(doc.error(("train_positions",), "a training-free variant evaluates another checkpoint: "
                                                       "its training positions are that encoding's"))
+    kind, base = data.get("kind", "positional"), data.get("base")
+    if kind == "architecture" and base is None:
+        errors.append(doc.error(("base",), "an architecture change names the positional encoding it is compared "
+                                           "beside: add base"))
+    if kind == "positional" and base is not None:
+        errors.append(doc.error(("base",), "only an architecture change has a base: remove base, or declare "
+                                           "kind: architecture"))
     if isinstance(data.get("impl"), str):
         # only what the implementation's checks read: impl, params and the file it is relative to
         probe = EncodingSpec.model_construct(impl=data["impl"], params=data.get("params", {}), source=str(path))

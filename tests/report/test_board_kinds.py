@@ -147,7 +147,9 @@ def test_without_the_toy_kind_the_sections_are_the_shipped_kinds(database):
     lb = leaderboard(database)
     assert "toy" not in BOARD_KINDS
     assert [k.name for k, _ in lb.sections()] == ["lm", "task", "breakdown", "lost_in_the_middle", "cost"]
-    assert [len(boards) for _, boards in lb.sections()] == [1, 1, 10, 2, 2]
+    # the language-modelling grid's two rows are RoPE and the Gemma 3 schedule, an architecture
+    # change: a board of RoPE, and a board of the schedule beside RoPE (suite.report.row_kinds)
+    assert [len(boards) for _, boards in lb.sections()] == [2, 1, 10, 2, 2]
     assert lb.all == [b for _, boards in lb.sections() for b in boards]
 
 
@@ -158,7 +160,8 @@ def test_a_metric_whose_declaration_names_no_board_is_on_no_board(database):
     assert figures(database, "bpb_lmeval")
     lb = leaderboard(database)
     assert all(b.metric != "bpb_lmeval" for b in lb.all)
-    (lm,) = lb.of_kind("lm")
+    lm = lb.find("lm-tiny-6l-lm-architecture")  # both rows: the Gemma 3 schedule beside RoPE
+    assert {e.encoding for e in lm.entries} == {"gemma3", "rope"}
     bpb = figures(database, "bpb")
     for entry in lm.entries:
         at_1x = [f[5] for f in bpb if f[0] == entry.encoding and f[3] == 1]

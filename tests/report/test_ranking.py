@@ -82,6 +82,49 @@ def test_a_lead_found_on_the_first_seeds_that_vanishes_on_the_rest_is_not_confir
     assert lm.headline_status == "not confirmed" and "not confirmed on seeds 5-9" in lm.headline
 
 
+def test_a_discovery_half_with_no_lead_leaves_nothing_tested_on_the_rest():
+    """The flip-flop board's shape: ten seeds of rows that no seed tells apart. Seeds 0-4 beat no
+    row, so no claim went to seeds 5-9: "not tested", never "not confirmed on seeds 5-9"."""
+    rng = np.random.default_rng(5)
+    values = {enc: {1: [0.5] * 10, 4: list(0.5 + rng.normal(0, 0.02, 10))} for enc in ("a", "b", "c")}
+    flip = board(values, metric="exact_match")
+    assert flip.headline_status == "not tested"
+    assert "not tested on seeds 5-9: seeds 0-4 alone show no row ahead of another" in flip.headline
+    assert "confirmed" not in flip.headline
+
+
+def test_a_discovery_half_that_puts_another_row_first_has_not_tested_the_headline():
+    """Over ten seeds 'late' has the best mean, but seeds 0-4 alone put 'early' first: the
+    headline's row was never the claim sent to seeds 5-9."""
+    early = [2.0] * 5 + [3.0] * 5
+    late = [2.5] * 5 + [2.0] * 5
+    lm = board({"early": {1: [2.0] * 10, 4: [v + 0.01 * k for k, v in enumerate(early)]},
+                "late": {1: [2.0] * 10, 4: [v + 0.01 * k for k, v in enumerate(late)]},
+                "worst": {1: [2.0] * 10, 4: [4.0 + 0.01 * k for k in range(10)]}})
+    assert lm.headline_status == "not tested"
+    assert "not tested on seeds 5-9: seeds 0-4 alone put early first" in lm.headline
+
+
+def test_a_could_be_first_headline_says_which_lead_was_confirmed():
+    """'a' and 'b' share a checkpoint's quality and both beat 'c' (the GLUE board's shape: four
+    rows could be first, what held on fresh seeds is their lead over the rest). The headline
+    names both as possible firsts; "confirmed" names the lead that was tested."""
+    rng = np.random.default_rng(2)
+    shared = list(2.0 + rng.normal(0, 0.05, 10))
+    lm = board({"a": {1: [2.0] * 10, 4: shared},
+                "b": {1: [2.0] * 10, 4: [v + d for v, d in zip(shared, [0.02, -0.01, 0.015, -0.005, 0.01] * 2)]},
+                "c": {1: [2.0] * 10, 4: [v + 1.0 for v in shared]}})
+    assert "a and b could be first" in lm.headline
+    assert lm.headline_status == "confirmed"
+    assert "confirmed on seeds 5-9: a ahead of c)" in lm.headline
+
+
+def test_three_seeds_are_too_few_to_confirm():
+    lm = board({"a": {1: [2.0] * 3, 4: [2.0, 2.01, 2.02]}, "b": {1: [2.0] * 3, 4: [3.0, 3.02, 3.01]}})
+    assert lm.headline_status == "too few seeds"
+    assert "(paired over seeds, Holm-corrected p < 0.05; too few seeds to confirm)." in lm.headline
+
+
 def test_an_underpowered_board_says_how_many_seeds_it_needs():
     """Two rows whose paired differences have an sd of 0.3 bpb cannot show 0.1 with three seeds."""
     lm = board({"a": {1: [2.0, 2.1, 2.2], 4: [3.0, 3.3, 2.7]}, "b": {1: [2.0, 2.1, 2.2], 4: [3.1, 3.0, 3.0]}})

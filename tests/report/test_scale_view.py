@@ -104,3 +104,40 @@ def test_the_scale_page_states_each_questions_agreement_and_finding():
     assert q.finding == "changes at size small" and f"lm: bpb at 16x: changes at size small" in html
     assert f"tiny against small: tau {q.agreements[0].tau:.2f} [{q.agreements[0].lo:.2f}, {q.agreements[0].hi:.2f}]" in html
     assert html.count("<tr><td class=\"name\">") == len(ENCODINGS)
+
+
+def test_a_degenerate_interval_from_three_seeds_reads_too_few_seeds():
+    """The published scale page's [1.00, 1.00] from 3 seeds: rows 0.5 bits apart with noise of
+    0.05 never swap in a resample, so the bootstrap's interval has no width. It is shown as "too
+    few seeds", not as an interval; with 6 seeds of real spread the interval is shown."""
+    rng = np.random.default_rng(6)
+    means = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    (q,) = questions(boards({"tiny": means, "small": means}, sd=0.05, seeds=3, rng=rng), ["tiny", "small"])
+    (a,) = q.agreements
+    assert a.lo == a.hi == pytest.approx(1.0) and a.seeds == 3
+    assert not a.interval_shown and a.text == "1.00 (too few seeds for an interval: 3 a row)"
+    noisy = {e: 2.5 + 0.1 * i for i, e in enumerate(ENCODINGS)}
+    (q,) = questions(boards({"tiny": noisy, "small": noisy}, sd=0.15, seeds=6, rng=rng), ["tiny", "small"])
+    (a,) = q.agreements
+    assert a.lo < a.hi and a.interval_shown and a.text == f"{a.tau:.2f} [{a.lo:.2f}, {a.hi:.2f}]"
+
+
+def test_rows_kept_in_order_by_every_resample_of_enough_seeds_are_no_interval_either():
+    rng = np.random.default_rng(7)
+    means = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    (q,) = questions(boards({"tiny": means, "small": means}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (a,) = q.agreements
+    assert a.lo == a.hi and a.text == "1.00 (no interval: every resample of 5+ seeds a row gave the same order)"
+
+
+def test_of_two_boards_of_one_size_the_question_reads_the_canonical_one():
+    """A zoo of six rows at three seeds and a board of three rows at six seeds, one recipe apart
+    only in steps: the size's board is the one with the most rows, as the index's answer is
+    (suite.report.overview.canonical_order), whichever comes first."""
+    rng = np.random.default_rng(8)
+    six = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    zoo = boards({"tiny": six, "small": six}, sd=0.05, seeds=3, rng=rng)
+    few = boards({"tiny": {e: six[e] for e in ENCODINGS[:3]}}, sd=0.05, seeds=6, rng=rng)
+    for order in (zoo + few, few + zoo):
+        (q,) = questions(order, ["tiny", "small"])
+        assert len(q.boards["tiny"].entries) == 6

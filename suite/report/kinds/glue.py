@@ -50,7 +50,8 @@ class GlueBoard(BoardKind):
     def lend(cls, boards: list[Board], carriers: list[Board]) -> None:
         """Beside each board of the same checkpoints' own scores: their GLUE-style score."""
         for board in carriers:
-            g = next((b for b in boards if b.size == board.size and b.task == board.task), None)
+            g = next((b for b in boards if b.size == board.size and b.task == board.task
+                      and b.architecture == board.architecture), None)
             if g is not None:
                 board.columns.append(Column("glue", "GLUE-style score", "GLUE", "the same checkpoints fine-tuned on "
                                             "the GLUE-style battery (see its board)", False, 3, "glue", g.chance))
