@@ -36,14 +36,22 @@ HEADER = ("# Written by benchmarks/measure_tolerances.py from the replicate repo
           "# not edited by hand (docs/concepts/reproducibility.md reads it).\n")
 
 
-def file_report(path: Path, snapshot: Path) -> Path:
+def file_report(path: Path, snapshot: Path, cut: bool = False) -> Path:
     """Copy a replicate report into benchmarks/tolerances/, naming this machine's class where the
-    report does not, and each piece's recorded class from the snapshot's records."""
+    report does not, and each piece's recorded class from the snapshot's records. A report of a
+    cut of the snapshot (``cut``) keeps its figures but not its headlines: a cut's boards are not
+    the published ones."""
     report = json.loads(path.read_text())
+    if cut:
+        report["headlines"] = []
     report.setdefault("machine", machine.label(numerics.measured()))
     recorded = {r.run_id: r.provenance.numerics for r in read_records(snapshot / RUNS, "training_run")}
     for piece in report["pieces"]:
         piece.setdefault("recorded_class", machine.label(recorded.get(piece["run_id"])))
+        for figure in piece["figures"]:  # a report made before a figure's kind named its task
+            if " " not in figure["kind"]:
+                what = figure["what"]
+                figure["kind"] = what.rsplit(": ", 1)[1] if ": " in what else f"{piece['task']} {figure['kind']}"
     name = re.sub(r"[^a-z0-9]+", "-", report["machine"].lower()).strip("-")[:80]
     REPORTS.mkdir(exist_ok=True)
     target = REPORTS / f"{name}-{path.stem}.json"
@@ -65,9 +73,10 @@ def main() -> None:
     add = sub.add_parser("add", help="file a replicate --json report made on this machine")
     add.add_argument("report", type=Path)
     add.add_argument("--snapshot", type=Path, default=ROOT / "leaderboard")
+    add.add_argument("--cut", action="store_true", help="the report re-ran a cut of the snapshot: keep no headline")
     args = parser.parse_args()
     if args.command == "add":
-        print(f"filed {file_report(args.report, args.snapshot).relative_to(ROOT)}")
+        print(f"filed {file_report(args.report, args.snapshot, args.cut).relative_to(ROOT)}")
     write_table()
     print(f"wrote {TABLE.relative_to(ROOT)}")
 

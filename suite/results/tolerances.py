@@ -105,6 +105,12 @@ def markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
+def headline_markdown(data: dict) -> str:
+    """Each re-checked board's headline and, per machine class, whether it held (the page's list)."""
+    return "\n".join(f"- `{board}`: " + "; ".join(f"on {cls}: {state}" for cls, state in classes.items())
+                     for board, classes in sorted((data.get("headlines") or {}).items()))
+
+
 def parse(data: dict) -> Tolerances:
     return Tolerances({kind: KindTolerance(float(e["tolerance"]), float(e["largest"]), int(e["figures"]),
                                            int(e["moved"])) for kind, e in (data.get("kinds") or {}).items()},
@@ -117,4 +123,4 @@ def published() -> Tolerances:
     return parse(yaml.safe_load(resources.files("suite.results").joinpath("tolerances.yaml").read_text()) or {})
 
 
-__all__ = ["KindTolerance", "Tolerances", "markdown", "measure", "parse", "published", "round_up"]
+__all__ = ["KindTolerance", "Tolerances", "headline_markdown", "markdown", "measure", "parse", "published", "round_up"]

@@ -68,3 +68,4 @@ def test_the_reproducibility_page_shows_the_shipped_table():
     shipped = yaml.safe_load((REPO / "suite" / "results" / "tolerances.yaml").read_text())
     page = (REPO / "docs" / "concepts" / "reproducibility.md").read_text()
     assert tolerances.markdown(shipped) in page
+    assert tolerances.headline_markdown(shipped) in page
