@@ -35,8 +35,12 @@ def corpus_root(spec: CorpusSpec) -> Path:
 
 @functools.lru_cache(maxsize=8)  # plan's checks and the fingerprint both list the corpus
 def list_files(root: Path, glob: str) -> list[tuple[str, Path]]:
-    """(relative posix path, file) pairs under ``root``, sorted; third-party packages are excluded."""
-    files = (p for p in root.glob(glob) if p.is_file() and not {"site-packages", "dist-packages"} & set(p.parts))
+    """(relative posix path, file) pairs under ``root``, sorted; third-party packages are excluded,
+    and so is a link that leads out of ``root``: a corpus is the files inside its folder, and a
+    link to elsewhere (``/etc/...``, a user's home) must not become training or test text."""
+    inside = root.resolve()
+    files = (p for p in root.glob(glob) if p.is_file() and not {"site-packages", "dist-packages"} & set(p.parts)
+             and p.resolve().is_relative_to(inside))
     return sorted((p.relative_to(root).as_posix(), p) for p in files)
 
 

@@ -72,3 +72,19 @@ def test_a_folder_corpus_outside_the_project_needs_to_be_allowed(tmp_path, monke
         load_task(task)
     monkeypatch.setenv("POSBENCH_DATA_DIRS", str(data))
     assert load_task(task).corpus.path == str(data.resolve())
+
+
+def test_a_link_out_of_a_folder_corpus_is_not_read(tmp_path, text_folder):
+    """A folder corpus is the files inside its folder: a link to a file elsewhere (a reviewer's
+    secrets) is not read, a link to a file inside the folder is."""
+    folder = tmp_path / "texts"
+    shutil.copytree(text_folder, folder)
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOKEN = 'do not train on me'\n")
+    (folder / "zz_outside.py").symlink_to(secret)
+    inside = sorted(folder.glob("*.py"))[0]
+    (folder / "zz_inside.py").symlink_to(inside)
+    names = [rel for rel, _ in corpus_files(CorpusSpec(kind="folder", path=str(folder), glob="*.py"))]
+    assert "zz_outside.py" not in names and "zz_inside.py" in names
+    corpus = load_corpus(CorpusSpec(kind="folder", path=str(folder), glob="*.py"))
+    assert b"do not train on me" not in b"".join(bytes(corpus[s].numpy()) for s in ("train", "validation", "test"))
