@@ -167,8 +167,9 @@ def leaderboard(database: Path, board: str | None = None, fmt: str = "table", ou
         return 0
     if board is None and fmt != "csv":  # the site's answers, from the same canonical boards (suite.report.overview)
         lines = ["Answers (each from its question's canonical board, as on the site's index):", *answer_lines(lb)]
-        out.write("\n".join(textwrap.fill(line, width or 80, subsequent_indent="  ", break_long_words=False,
-                                           break_on_hyphens=False) for line in lines) + "\n\n")
+        text = "\n".join(textwrap.fill(line, width or 80, subsequent_indent="  ", break_long_words=False,
+                                       break_on_hyphens=False) for line in lines) + "\n\n"
+        out.write(for_terminal(text, len(text), lines=True))  # display names come from records: no escape reaches the terminal
     print_boards(boards, fmt, out, width)
     return 0
 

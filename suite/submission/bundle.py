@@ -54,15 +54,15 @@ def submit(project: Project, name: str, verify_log=print, grid: str = STANDARD) 
     if not runs and not evals:
         raise SubmitError(f"no done record of {name} in {project.results}: run a grid with it first "
                           f"(`posbench run grids/{grid}.yaml --with-published`, with it among the encodings)")
-    try:
-        check_standard(project, name, runs, evals, grid)
-    except NotStandard as exc:
-        raise SubmitError(str(exc)) from None
     folder = project.root / "submissions" / name
     try:  # a link here (or at submissions/) would have the bundle written wherever it points
         own_path(project.root, folder)
     except OutsideProject as exc:
         raise SubmitError(f"{exc}; nothing written") from None
+    try:
+        check_standard(project, name, runs, evals, grid)
+    except NotStandard as exc:
+        raise SubmitError(str(exc)) from None
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "records" / SAMPLES).mkdir(parents=True)
     files = []

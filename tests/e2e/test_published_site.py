@@ -69,8 +69,9 @@ def biggest_board(site: Path, prefix: str) -> str:
 
 
 def visible_series(browser: Browser, selector: str) -> list[dict]:
+    """The shown lines of the plots ``selector`` picks (a scatter's points, which have no line, left out)."""
     return browser.js(f"""Array.prototype.filter.call(document.querySelectorAll({json.dumps(selector)}),
-        function (g) {{ return getComputedStyle(g).display !== 'none'; }}).map(function (g) {{
+        function (g) {{ return g.querySelector('polyline') && getComputedStyle(g).display !== 'none'; }}).map(function (g) {{
         return {{key: g.dataset.key, colour: g.querySelector('polyline').getAttribute('stroke')}}; }})""")
 
 
