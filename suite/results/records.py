@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from suite.core.boundary.atomic import write_atomic
 from suite.core.boundary.bounded import RECORD_FILE, Refused, read_json
 from suite.results.record_checks import ID_FORM, is_id
 from suite.results.record_types import (KINDS, NewerRecordError, Record, RecordContentError, check_version, from_json,
@@ -59,18 +58,8 @@ def write_record(record: Record, directory: Path) -> Path:
     if not is_id(record.id):
         raise ValueError(f"{record.id_field} {record.id!r} is not an id ({ID_FORM}): not written")
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{record.id}.json"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")  # never matches *.json
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(_json_safe(to_json(record)), f, indent=1, sort_keys=True, allow_nan=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    text = json.dumps(_json_safe(to_json(record)), indent=1, sort_keys=True, allow_nan=False)
+    return write_atomic(directory / f"{record.id}.json", text, fsync=True)  # the aside file never matches *.json
 
 
 def read_record(path: Path, kind: str | None = None) -> Record:
