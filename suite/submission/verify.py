@@ -82,7 +82,7 @@ class Verification:
     machine_class: str = ""  # how the record's machine class compares with this one's (ClassMatch.describe)
     # eval_id -> the re-run's metric rows (suite.submission.replicate puts them in the published records' place)
     reruns: dict[str, list[dict]] = field(default_factory=dict)
-    # each compared figure: what, its kind (the metric's name), scale, recorded, re-run, outcome; what a
+    # each compared figure: what, its kind (a task's metric: "lm bpb"), scale, recorded, re-run, outcome; what a
     # cross-machine measurement of tolerances reads (benchmarks/measure_tolerances.py)
     figures: list[dict] = field(default_factory=list)
 
