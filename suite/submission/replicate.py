@@ -95,10 +95,10 @@ class Replication:
 
     def as_json(self) -> dict:
         """What ``replicate --json`` writes: each piece with its figures, and each headline."""
-        return {"machine": self.machine, "pieces": [{**dataclasses.asdict(o.piece), "verdict": o.verdict, "compared": o.compared,
-                            "identical": o.identical, "numerics_differ": o.numerics_differ, "detail": o.detail,
-                            "machine_class": o.machine_class,
-                            "figures": o.figures} for o in self.outcomes],
+        pieces = [{**dataclasses.asdict(o.piece), "verdict": o.verdict, "compared": o.compared,
+                   "identical": o.identical, "numerics_differ": o.numerics_differ, "detail": o.detail,
+                   "machine_class": o.machine_class, "figures": o.figures} for o in self.outcomes]
+        return {"machine": self.machine, "pieces": pieces,
                 "headlines": [{"board": b, "published": before, "rerun": after} for b, before, after in self.headlines]}
 
 
@@ -227,7 +227,8 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
     with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
         scratch = Project(Path(tmp))
         unpack(folder, scratch)
-        here = measured() if this_cpu else None
+        this_machine = measured()
+        here = this_machine if this_cpu else None
         grid_of = grids_of_runs(info.get("grids", []), project)
         pieces = sample(scratch, grid_of, n, seed, cheapest, grids, here)
         if not pieces and here is not None and sample(scratch, grid_of, 1, seed, cheapest, grids):
@@ -250,7 +251,7 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
         with_reruns(scratch, outcomes)
         after, _ = headlines(scratch)
     boards = sorted(before.keys() | after.keys())
-    return Replication(outcomes, [(b, before.get(b), after.get(b)) for b in boards], machine.label(measured()),
+    return Replication(outcomes, [(b, before.get(b), after.get(b)) for b in boards], machine.label(this_machine),
                        sensitive)
 
 
