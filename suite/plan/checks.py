@@ -155,4 +155,9 @@ def _check_span(grid: Grid, doc) -> list:
         for tokens in sorted(b for b in budgets if b % longest):
             errors.append(doc.error(("eval", "tokens"), f"{tokens} is not a multiple of the longest eval length "
                                                         f"{longest} (max scale x seq_len): scales would score different spans"))
+        passages = grid.spec.eval.passages
+        if kind.reads_corpus and passages is not None and grid.spec.eval.tokens % (passages * longest):
+            errors.append(doc.error(("eval", "passages"), f"{passages} passages of tokens {grid.spec.eval.tokens} are not "
+                                                          f"whole windows of the longest eval length {longest}: tokens must "
+                                                          f"be a multiple of passages x {longest}"))
     return errors

@@ -83,8 +83,9 @@ class LanguageModelling(TaskKind):
 
     def evaluations(self, task, grid):
         recipe = grid.eval
+        passages = {} if recipe.passages is None else {"passages": recipe.passages}
         requests = [EvalRequest("extrapolation", {"tokens": recipe.tokens, "batch_size": recipe.batch_size,
-                                                  "curve_buckets": recipe.curve_buckets})]
+                                                  "curve_buckets": recipe.curve_buckets, **passages})]
         if recipe.lmeval_rolling:
             requests.append(EvalRequest("lm_rolling", {"tokens": recipe.tokens, "batch_size": recipe.batch_size}))
         if grid.glue is not None:
