@@ -7,6 +7,7 @@ from collections import defaultdict
 from statistics import fmean
 
 from suite.report import ranking, stats
+from suite.report.text import cell_text, run_texts
 from suite.report.board_kinds import BOARD_KINDS
 from suite.report.board_types import SHARE, Board, Cell, Column, Entry
 from suite.report.figures import info_of
@@ -38,14 +39,15 @@ def sampling_floors(rows: list[dict]) -> dict[int, float]:
 
 
 def seed_cell(rows: list[dict], share: bool) -> tuple[Cell, dict[int, float]]:
-    """The cell of one entry at one column: mean over seeds and its interval."""
+    """The cell of one entry at one column: mean over seeds and its interval (with the text
+    sampling of a figure measured on text, suite.report.text)."""
     values = average_duplicates(rows)
     if not values:
         status = "not_applicable" if rows and all(f["status"] == "not_applicable" for f in rows) else "missing"
         return Cell(status=status), {}
     floors = sampling_floors(rows) if share else {}
     interval = stats.seed_interval(list(values.values()), floor=fmean(floors.values()) if floors else None,
-                                   share=share)
+                                   share=share, text=cell_text(run_texts(rows), values))
     if interval.n == 1 and share:
         usable = [f for f in rows if is_usable(f) and f["n"]]
         if usable:
@@ -134,7 +136,8 @@ def rank_and_warn(board: Board, summary: str) -> None:
     tests = ranks = None
     if ranked and not at_chance:
         tests = ranking.pairwise({e.encoding: e.per_seed.get(summary, {}) for e in board.entries}, bool(lower),
-                                 {e.encoding: e.floors.get(summary, {}) for e in board.entries})
+                                 {e.encoding: e.floors.get(summary, {}) for e in board.entries},
+                                 text={e.encoding: e.text.get(summary, {}) for e in board.entries})
         ranks = ranking.rank_intervals(tests)
     bounded = [i for i in summaries if i.lo is not None]
     if not at_chance and len(bounded) > 1 and stats.all_overlap(bounded):

@@ -43,6 +43,8 @@ class Entry:
     cells: dict[str, Cell] = field(default_factory=dict)
     per_seed: dict[str, dict[int, float | None]] = field(default_factory=dict)  # column -> seed -> value
     floors: dict[str, dict[int, float]] = field(default_factory=dict)  # column -> seed -> sampling variance (shares)
+    # column -> seed -> the run's text: its per-passage values, or its figure's text variance (suite.report.text)
+    text: dict[str, dict[int, object]] = field(default_factory=dict)
     shared_by: list[str] = field(default_factory=list)  # cost board: variants evaluated on these checkpoints
 
     @property

@@ -28,6 +28,7 @@ from statistics import fmean
 
 from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, ordered_kinds
+from suite.report.text import cell_text, difference_of, mean_of, run_texts
 from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, sampling_floors,
                                       seed_cell, slug)
 # the boards' types, which the pages and the terminal import from here too
@@ -141,6 +142,8 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
             entry.cells[f"s{s}"], entry.per_seed[f"s{s}"], per_scale[enc][s] = cell, values, values
             if share:
                 entry.floors[f"s{s}"] = sampling_floors(by_entry[enc].get(s, []))
+            elif texts := run_texts(by_entry[enc].get(s, [])):
+                entry.text[f"s{s}"] = texts
     most_seeds = max((len(v) for e in entries.values() for v in e.per_seed.values()), default=0)
     board = Board(id=slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
                   kind=kind, title=title, size=size, task=task, metric=metric, columns=columns,
@@ -197,7 +200,9 @@ def _change_column(board: Board, what: str, name: str, unit: str, longest: int) 
         change = {seed: at_l[seed] - at_1[seed] for seed in at_1.keys() & at_l.keys()
                   if at_1[seed] is not None and at_l[seed] is not None}
         entry.per_seed["change"] = change
-        interval = stats.seed_interval(list(change.values()))
+        if "s1" in entry.text and f"s{longest}" in entry.text:
+            entry.text["change"] = difference_of(entry.text[f"s{longest}"], entry.text["s1"])
+        interval = stats.seed_interval(list(change.values()), text=cell_text(entry.text.get("change", {}), change))
         entry.cells["change"] = Cell(interval.mean, interval if interval.mean is not None else None,
                                      "ok" if interval.mean is not None else "missing")
 
@@ -226,7 +231,10 @@ def _summarise(entry: Entry, per_scale: dict[int, dict[int, float]], scales, see
         entry.floors["score"] = {seed: sum(entry.floors[f"s{s}"].get(seed, 0.0) for s in scales) / len(scales) ** 2
                                  for seed in summary}
     floor = fmean(entry.floors["score"].values()) if share and summary else None
-    interval = stats.seed_interval(list(summary.values()), floor=floor, share=share)
+    if summary and all(f"s{s}" in entry.text for s in scales):
+        entry.text["score"] = mean_of([entry.text[f"s{s}"] for s in scales], summary)
+    interval = stats.seed_interval(list(summary.values()), floor=floor, share=share,
+                                   text=cell_text(entry.text.get("score", {}), summary))
     if interval.n == 1 and share:  # one seed: the Wilson interval of the examples pooled over scales
         ns = [c.interval.n for s in scales if (c := entry.cells[f"s{s}"]).interval]
         if len(ns) == len(scales):

@@ -30,12 +30,14 @@ def claim_p(board: Board) -> float:
         return 1.0
     per_seed = {e.encoding: e.per_seed.get(column, {}) for e in board.entries}
     floors = {e.encoding: e.floors.get(column, {}) for e in board.entries}
-    return claim_p_of(per_seed, bool(board.lower_is_better), floors)
+    text = {e.encoding: e.text.get(column, {}) for e in board.entries}
+    return claim_p_of(per_seed, bool(board.lower_is_better), floors, text)
 
 
-def claim_p_of(per_seed: ranking.PerSeed, lower_is_better: bool, floors: ranking.PerSeed | None = None) -> float:
+def claim_p_of(per_seed: ranking.PerSeed, lower_is_better: bool, floors: ranking.PerSeed | None = None,
+               text: ranking.PerSeedText | None = None) -> float:
     """:func:`claim_p` of rows given as row -> seed -> value."""
-    tests = ranking.pairwise(per_seed, lower_is_better, floors)
+    tests = ranking.pairwise(per_seed, lower_is_better, floors, text=text)
     best = ranking.best_by_mean(tests, lower_is_better)
     if best is None or len(tests.names) < 2:
         return 1.0

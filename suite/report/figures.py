@@ -72,9 +72,16 @@ def load_runs(con) -> dict[str, dict]:
 
 
 def load_figures(con) -> list[dict]:
-    return _dicts(con, """SELECT encoding, display_name, family, trained_as, checkpoint_level, size, task, metric, scale,
-                                 eval_len, seed, run_id, eval_id, value, n, status, chance
-                          FROM figures ORDER BY size, task, metric, encoding, scale, seed""")
+    """Every figure, with its text where it was measured on a sample of text (suite.report.text)."""
+    from suite.report.text import load_passages, text_of_figure
+
+    figures = _dicts(con, """SELECT encoding, display_name, family, trained_as, checkpoint_level, size, task, metric, scale,
+                                    eval_len, seed, run_id, eval_id, value, n, status, chance, stderr
+                             FROM figures ORDER BY size, task, metric, encoding, scale, seed""")
+    passages = load_passages(con)
+    for f in figures:
+        f["text"] = text_of_figure(f, passages)
+    return figures
 
 
 def entries_by_run(con) -> dict[str, list[dict]]:

@@ -76,12 +76,14 @@ class Check:
         return None if d is None else (-d if self.lower_is_better else d)
 
 
-def _one_sided(per_seed_a: dict, per_seed_b: dict, floors_a: dict, floors_b: dict, seeds, lower: bool) -> tuple[float, float]:
+def _one_sided(per_seed_a: dict, per_seed_b: dict, floors_a: dict, floors_b: dict, seeds, lower: bool,
+               text_a: dict | None = None, text_b: dict | None = None) -> tuple[float, float]:
     """(p two-sided, signed gain) of a - b on ``seeds`` alone (the paired test of :mod:`.stats`);
     gain > 0 when a is better; nan for fewer than two shared seeds."""
     chosen = set(seeds)
     c = paired_comparison({s: v for s, v in per_seed_a.items() if s in chosen},
-                          {s: v for s, v in per_seed_b.items() if s in chosen}, floors_a, floors_b)
+                          {s: v for s, v in per_seed_b.items() if s in chosen}, floors_a, floors_b,
+                          text_a=text_a, text_b=text_b)
     if c.p_value is None:
         return math.nan, math.nan
     return c.p_value, -c.mean_difference if lower else c.mean_difference
@@ -103,12 +105,13 @@ def check_findings(boards, findings: list[Finding] | None = None) -> list[Check]
             a, b = rows[finding.better], rows[finding.worse]
             pa, pb = a.per_seed.get(column, {}), b.per_seed.get(column, {})
             fa, fb = a.floors.get(column, {}), b.floors.get(column, {})
+            ta, tb = a.text.get(column), b.text.get(column)
             seeds = sorted(s for s in pa.keys() & pb.keys() if pa[s] is not None and pb[s] is not None)
             half = math.ceil(len(seeds) / 2)
             test = Check(finding, board.id, board.title, column, board.column(column).label, bool(board.lower_is_better),
-                        paired_comparison(pa, pb, fa, fb), tuple(seeds[:half]), tuple(seeds[half:]))
+                        paired_comparison(pa, pb, fa, fb, text_a=ta, text_b=tb), tuple(seeds[:half]), tuple(seeds[half:]))
             checks.append(test)
-            raw_discovery.append(_one_sided(pa, pb, fa, fb, test.discovery, test.lower_is_better)
+            raw_discovery.append(_one_sided(pa, pb, fa, fb, test.discovery, test.lower_is_better, ta, tb)
                                  if len(seeds) >= MIN_SEEDS else (math.nan, math.nan))
     _decide(checks, boards, raw_discovery)
     return checks
@@ -138,7 +141,8 @@ def _decide(tests: list[Check], boards, raw_discovery: list[tuple[float, float]]
         rows = {e.encoding: e for e in by_id[test.board_id].entries}
         a, b = rows[test.finding.better], rows[test.finding.worse]
         pc, gain = _one_sided(a.per_seed[test.column], b.per_seed[test.column], a.floors.get(test.column, {}),
-                              b.floors.get(test.column, {}), test.confirmation, test.lower_is_better)
+                              b.floors.get(test.column, {}), test.confirmation, test.lower_is_better,
+                              a.text.get(test.column), b.text.get(test.column))
         confirm_p.append(pc if gain > 0 else 1.0)  # a difference the other way confirms nothing
     if found:
         adjusted_c = ranking.holm(np.nan_to_num(np.array(confirm_p), nan=1.0))

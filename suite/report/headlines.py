@@ -141,7 +141,8 @@ def _confirmation(board: Board, column: str, best: str, must_beat: list[str]) ->
     shown = {e.encoding: e.display_name for e in board.entries}
     per_seed = {e.encoding: e.per_seed.get(column, {}) for e in board.entries}
     floors = {e.encoding: e.floors.get(column, {}) for e in board.entries}
-    found = ranking.pairwise(per_seed, lower, floors, seeds=discovery)
+    text = {e.encoding: e.text.get(column, {}) for e in board.entries}
+    found = ranking.pairwise(per_seed, lower, floors, seeds=discovery, text=text)
     claimed = ranking.best_by_mean(found, lower)
     beaten = [n for n in found.names if n != claimed and found.better(claimed, n)]
     if not beaten:
@@ -152,7 +153,7 @@ def _confirmation(board: Board, column: str, best: str, must_beat: list[str]) ->
     if not set(must_beat) <= set(beaten):
         return NOT_TESTED, (f"not tested on seeds {held_out}: seeds {found_on} alone show it ahead of "
                             f"{len(beaten)} of the {len(must_beat)} rows")
-    held = ranking.confirms(per_seed, lower, claimed, beaten, confirmation, floors)
+    held = ranking.confirms(per_seed, lower, claimed, beaten, confirmation, floors, text=text)
     status = CONFIRMED if held else NOT_CONFIRMED
     if must_beat:  # the headline's own claim, "ahead of every other entry"
         return status, f"{status} on seeds {held_out}"

@@ -48,7 +48,7 @@ def interval_text(interval: stats.Interval, digits: int = 3) -> str:
     """A t interval over seeds as +- its half-width; any other (Wilson: not symmetric) as [lo, hi]."""
     if interval.lo is None:
         return ""
-    if interval.method == stats.METHOD:
+    if interval.symmetric:
         return f"\u00b1{interval.half_width:.{digits}f}"
     return f"[{interval.lo:.{digits}f}, {interval.hi:.{digits}f}]"
 

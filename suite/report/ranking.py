@@ -33,16 +33,33 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from suite.report.stats import ALPHA, paired_t
+from suite.report.stats import ALPHA, paired_t, text_variance
 
 POWER = 0.8
 MOST_SEEDS = 10_000  # seeds_needed gives up beyond this (an effect far inside the noise)
 RANK_METHOD = "simultaneous 95% rank interval: paired t-tests over shared seeds, Holm-corrected over the board's pairs"
 
 PerSeed = Mapping[str, Mapping[int, float | None]]
+PerSeedText = Mapping[str, Mapping[int, "np.ndarray | float"]]  # row -> seed -> its run's text (stats.text_variance)
+
+
+def _text_of_pairs(text: PerSeedText | None, names: list[str], x: np.ndarray, seeds: list[int], i: np.ndarray,
+                   j: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The text-sampling variance of each pair's mean difference over the seeds both rows have
+    (and its degrees of freedom); None when no row has text."""
+    if not text or not any(text.get(n) for n in names):
+        return None, None
+    variance, dof = np.zeros(len(i)), np.full(len(i), np.inf)
+    for k, (a, b) in enumerate(zip(i, j)):
+        shared = [seeds[c] for c in range(len(seeds)) if not (np.isnan(x[a, c]) or np.isnan(x[b, c]))]
+        tv = text_variance(text.get(names[a], {}), text.get(names[b], {}), shared)
+        if tv is not None:
+            variance[k], dof[k] = tv.variance, tv.dof
+    return variance, dof
 
 
 def holm(p_values: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
@@ -75,6 +92,7 @@ class Pairwise:
     adjusted: np.ndarray  # Holm-adjusted over the tested pairs (nan where not tested)
     wins: np.ndarray  # wins[a, b]: row a significantly better than row b
     alpha: float = ALPHA
+    text: np.ndarray | None = None  # pair k's text-sampling variance, part of se[k]^2 (None: no text)
 
     def better(self, a: str, b: str) -> bool:
         return bool(self.wins[self.names.index(a), self.names.index(b)])
@@ -90,8 +108,17 @@ class Pairwise:
         dof = (self.n[ok] - 1).astype(float)
         if dof.sum() <= 0:
             return None
-        variance = (self.se[ok] ** 2) * self.n[ok]  # se^2 n: the (floored) variance of one difference
+        seed_part = self.se[ok] ** 2 - (self.text[ok] if self.text is not None else 0.0)
+        variance = seed_part * self.n[ok]  # the (floored) variance of one seed's difference; text apart
         return math.sqrt(float(np.sum(dof * variance) / dof.sum()))
+
+    def text_se(self) -> float | None:
+        """The median over the tested pairs of the text-sampling standard error of a difference
+        (what more seeds cannot shrink); None without text."""
+        ok = ~np.isnan(self.p)
+        if self.text is None or not ok.any():
+            return None
+        return math.sqrt(float(np.median(self.text[ok])))
 
 
 def _matrix(per_seed: PerSeed, names: list[str], seeds: list[int]) -> np.ndarray:
@@ -105,9 +132,10 @@ def _matrix(per_seed: PerSeed, names: list[str], seeds: list[int]) -> np.ndarray
 
 
 def pairwise(per_seed: PerSeed, lower_is_better: bool, floors: PerSeed | None = None,
-             seeds: Iterable[int] | None = None, alpha: float = ALPHA) -> Pairwise:
+             seeds: Iterable[int] | None = None, alpha: float = ALPHA, text: PerSeedText | None = None) -> Pairwise:
     """Paired t-tests of every pair of rows that have a value (on ``seeds`` alone if given),
-    Holm-corrected over all the pairs tested. ``floors``: row -> seed -> sampling variance."""
+    Holm-corrected over all the pairs tested. ``floors``: row -> seed -> sampling variance;
+    ``text``: row -> seed -> the run's text, whose sampling the tests include."""
     chosen = set(seeds) if seeds is not None else None
     rows = {name: {s: v for s, v in values.items() if v is not None and (chosen is None or s in chosen)}
             for name, values in per_seed.items()}
@@ -117,7 +145,7 @@ def pairwise(per_seed: PerSeed, lower_is_better: bool, floors: PerSeed | None = 
     f = _matrix(floors, names, all_seeds) if floors else np.zeros_like(x)
     f = np.nan_to_num(f)
     i, j = np.triu_indices(len(names), 1)
-    test = paired_t(x[i] - x[j], f[i] + f[j])
+    test = paired_t(x[i] - x[j], f[i] + f[j], *_text_of_pairs(text, names, x, all_seeds, i, j))
     tested = ~np.isnan(test.p)
     adjusted = np.full(test.p.shape, np.nan)
     adjusted[tested] = holm(test.p[tested], alpha)
@@ -127,7 +155,7 @@ def pairwise(per_seed: PerSeed, lower_is_better: bool, floors: PerSeed | None = 
     wins[i, j] = significant & (sign * test.mean > 0)
     wins[j, i] = significant & (sign * test.mean < 0)
     means = {name: float(np.nanmean(x[r])) for r, name in enumerate(names)}
-    return Pairwise(names, means, i, j, test.mean, test.se, test.n, test.p, adjusted, wins, alpha)
+    return Pairwise(names, means, i, j, test.mean, test.se, test.n, test.p, adjusted, wins, alpha, test.text)
 
 
 def rank_intervals(tests: Pairwise) -> dict[str, tuple[int, int]]:
@@ -150,7 +178,7 @@ def best_by_mean(tests: Pairwise, lower_is_better: bool) -> str | None:
 
 
 def confirms(per_seed: PerSeed, lower_is_better: bool, best: str, beaten: Iterable[str], seeds: Iterable[int],
-             floors: PerSeed | None = None, alpha: float = ALPHA) -> bool:
+             floors: PerSeed | None = None, alpha: float = ALPHA, text: PerSeedText | None = None) -> bool:
     """Whether ``best`` is significantly better than each of ``beaten`` on ``seeds`` alone,
     Holm-corrected over those comparisons only (the claim re-tested on fresh seeds)."""
     beaten, chosen = list(beaten), set(seeds)
@@ -162,7 +190,8 @@ def confirms(per_seed: PerSeed, lower_is_better: bool, best: str, beaten: Iterab
     order = sorted(chosen)
     x = _matrix(rows, names, order)
     f = np.nan_to_num(_matrix(floors, names, order)) if floors else np.zeros_like(x)
-    test = paired_t(x[0] - x[1:], f[0] + f[1:])
+    others = np.arange(1, len(names))
+    test = paired_t(x[0] - x[1:], f[0] + f[1:], *_text_of_pairs(text, names, x, order, np.zeros_like(others), others))
     if np.isnan(test.p).any():
         return False
     return bool(np.all((holm(test.p, alpha) < alpha) & (sign * test.mean > 0)))
@@ -233,4 +262,14 @@ def power_statement(effect: float | None, unit: str, column: str, tests: Pairwis
             f"{ALPHA}/{pairs}; {has}.")
     short = f"{seeds} seeds" if fewest >= seeds else f"{seeds} seeds, {fewest} shared by its least-run pairs of rows"
     warning = None if enough else f"Underpowered: {short}; {count} needed to detect {wanted} at 80% power."
+    text_se = tests.text_se()
+    if text_se:  # a floor no number of seeds lowers (suite.report.stats, "Text sampling")
+        level = ALPHA / pairs
+        reach = (float(norm.ppf(1 - level / 2)) + float(norm.ppf(POWER))) * text_se
+        note += (f" Text sampling adds a standard error of {text_se:.3g} to a difference (the median over its pairs; "
+                 f"more seeds do not shrink it, more evaluated text does): with any number of seeds the smallest "
+                 f"difference found at 80% power is about {reach:.3g}.")
+        if reach > effect:
+            warning = (f"Underpowered by its text: the text sampling error of a difference ({text_se:.3g}) alone "
+                       f"hides {wanted}; it needs more evaluated text, not more seeds.")
     return note, warning

@@ -51,7 +51,7 @@ def _interval(cell: Cell | None, col: Column, compact: bool) -> str:
         return ""
     i = cell.interval
     digits = max(col.digits, 2) if col.digits else 0
-    if i.method == stats.METHOD:
+    if i.symmetric:
         text = f"{i.half_width:.{digits}f}"
         return "\u00b1" + (text.lstrip("0") if compact and text.startswith("0.") else text)
     lo, hi = f"{i.lo:.2f}", f"{i.hi:.2f}"

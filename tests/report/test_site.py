@@ -184,14 +184,20 @@ def section(html: str, board_id: str) -> str:
 
 
 def test_cells_are_means_over_seeds_with_t_intervals(project):
+    """With the text sampling of their records' window error (0.01 each, the fixture's): the
+    same text at every seed, so its variance is added whole (suite.report.stats)."""
     lm = board(project, "lm-tiny-lm")
     alibi = next(e for e in lm.entries if e.encoding == "alibi")
-    expected = stats.seed_interval([1.00, 1.01, 1.02])
+    window = {seed: 0.01 ** 2 for seed in range(3)}
+    expected = stats.seed_interval([1.00, 1.01, 1.02], text=stats.text_variance(window, None, [0, 1, 2]))
+    assert expected.half_width >= stats.seed_interval([1.00, 1.01, 1.02]).half_width  # never narrower
     assert alibi.cells["s1"].value == pytest.approx(1.01)
     assert (alibi.cells["s1"].interval.lo, alibi.cells["s1"].interval.hi) == pytest.approx((expected.lo, expected.hi))
     per_seed = [sum(v) / 3 for v in BPB["alibi"].values()]  # overall score: per seed the mean over scales
     assert alibi.cells["score"].value == pytest.approx(sum(per_seed) / 3)
-    assert alibi.cells["score"].interval.hi == pytest.approx(stats.seed_interval(per_seed).hi)
+    # the scales read the same bytes: their errors fully correlated, the mean's sd is the mean sd
+    score_text = stats.text_variance(window, None, [0, 1, 2])
+    assert alibi.cells["score"].interval.hi == pytest.approx(stats.seed_interval(per_seed, text=score_text).hi)
     assert lm.seeds == [0, 1, 2] and stats.METHOD in lm.method
     html = section(board_html(project, "lm-tiny-lm"), "lm-tiny-lm")
     assert f"\u00b1{expected.half_width:.3f}" in html  # the interval reaches the page
