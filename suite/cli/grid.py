@@ -67,6 +67,18 @@ def cmd_run(args) -> int:
                           "`posbench plan GRID` shows what a local run would do")
         return 1
     project, grid, plan = load_grid_plan(args)
+    sizes = getattr(args, "size", None)
+    if sizes:
+        from suite.core.registry import did_you_mean
+
+        known = [s.name for s in grid.sizes]
+        unknown = [s for s in sizes if s not in known]
+        for name in unknown:
+            err_console.print(f"{args.grid}: --size {name[:40]!r} is not a size of the grid ({', '.join(known)})"
+                              f"{did_you_mean(name, known)}", markup=False)
+        if unknown:
+            return 1
+        plan = plan.of_sizes(sizes)
     if args.with_published:
         from suite.results.snapshot import unpack
 
@@ -87,6 +99,7 @@ def cmd_run(args) -> int:
     while plan.pending:  # a tuned grid: the sweeps just trained choose the rates of the runs that waited
         waiting = len(plan.pending)
         _, plan = load_plan(Path(args.grid), project, tuned=sweep_chooser(project))
+        plan = plan.of_sizes(sizes) if sizes else plan
         if len(plan.pending) >= waiting:
             break  # a sweep that did not finish (a failure without a record): its group stays pending
         console.print(f"learning rates chosen for {waiting - len(plan.pending)} group(s): their runs at every seed")

@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--with-published", nargs="?", const="leaderboard", default=None, metavar="FOLDER",
                    help="first add the published snapshot's records (default leaderboard/) to results/: its pieces "
                         "count as done, so only what it lacks trains")
+    p.add_argument("--size", action="append", default=None, metavar="SIZE",
+                   help="only the pieces of this size of the grid (repeatable): a size ladder one rung at a time")
     p.add_argument("--executor", default="local", choices=executor_names(), help="where pieces run (default local)")
     for executor in executor_classes():
         executor.add_arguments(p)

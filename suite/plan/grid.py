@@ -209,6 +209,15 @@ class Plan:
     def evaluations_of(self, run: TrainingRun) -> list[Evaluation]:
         return [e for e in self.evaluations if e.run.run_id == run.run_id]
 
+    def of_sizes(self, sizes) -> "Plan":
+        """The part of the plan at these sizes (a size ladder run one rung at a time); the ids are
+        the whole grid's, so the rungs' records are the grid's records."""
+        keep = set(sizes)
+        return Plan(tuple(r for r in self.runs if r.size.name in keep),
+                    tuple(e for e in self.evaluations if e.run.size.name in keep),
+                    pending=tuple(g for g in self.pending if g.split("/")[1] in keep),
+                    untunable=tuple(g for g in self.untunable if g.split("/")[1] in keep))
+
 
 def sized(grid: Grid, recipe: TrainRecipe, size: SizeSpec) -> TrainRecipe:
     """``recipe`` as ``size`` trains it: steps x (its weights / the grid's first size's) ** the

@@ -59,3 +59,53 @@ def test_the_description_states_the_tokens_per_weight_the_rule_gives():
             tokens = run.train.steps * run.train.batch_size * run.train.seq_len
             assert f"{run.train.steps:,}" in text
             assert f"{tokens / matmul_params(size):.1f}" in text, (task, size.name)
+
+
+LM_ROWS = {"nope", "sinusoidal", "learned", "t5", "rope", "rope-ntk", "yarn", "alibi", "xpos", "fire", "kerple-log",
+           "cope"}
+QUESTION = {"nope", "rope", "rope-ntk", "yarn", "alibi"}
+
+
+def lm_ladder(name: str):
+    return load_grid(REPO / "grids" / f"{name}.yaml", Project(REPO))
+
+
+def whole(grid):
+    return expand(grid, tuned=lambda sweep: grid.spec.tuning.lr[1])
+
+
+def test_the_lm_ladder_has_its_twelve_rows_at_three_sizes_by_the_square_root_rule():
+    grid = lm_ladder("ladder-lm")
+    assert {e.name for e in grid.encodings} == LM_ROWS and len(grid.spec.seeds) >= 3
+    weights = [matmul_params(s) for s in grid.sizes]
+    assert weights == sorted(weights) and weights[-1] / weights[0] >= 25
+    steps = {r.size.name: r.train.steps for r in whole(grid).runs}
+    assert steps == {"tiny": 600, "small": 1604, "medium": 3175}
+    text = " ".join(grid.spec.description.split())
+    assert all(f"{s:,}" in text for s in steps.values())
+    assert grid.spec.eval.passages and grid.spec.tuning.lr == [0.001, 0.003, 0.01]
+
+
+def test_the_question_rows_have_six_seeds_both_budgets_on_every_rung_and_a_fourth_rung():
+    question = lm_ladder("ladder-lm-question")
+    assert {e.name for e in question.encodings} == QUESTION and len(question.spec.seeds) >= 6
+    sqrt_rule = {(r.size.name, r.train.steps) for r in whole(question).runs}
+    assert {s for s, _ in sqrt_rule} == {"tiny", "small", "medium", "large"}
+    assert matmul_params(question.sizes[-1]) > 2 * matmul_params(question.sizes[-2])
+    other = {(r.size.name, r.train.steps) for g in ("ladder-lm-budget", "ladder-lm-budget-medium")
+             for r in whole(lm_ladder(g)).runs}
+    assert other == {("tiny", 3175), ("small", 3175), ("medium", 600)}
+    assert all(len(lm_ladder(g).spec.seeds) >= 6 for g in ("ladder-lm-budget", "ladder-lm-budget-medium"))
+    # seeds 0-2 of the question rows at the first three sizes are ladder-lm's runs
+    shared = {r.run_id for r in whole(lm_ladder("ladder-lm")).runs} & {r.run_id for r in whole(question).runs}
+    assert len(shared) == 3 * 3 * 3 + 3 * 3 * 2  # 3 trained rows x 3 sizes x seeds 0-2, and the sweep's 2 other rates
+
+
+def test_a_rung_of_a_plan_is_its_runs_evaluations_and_waiting_sweeps_at_that_size():
+    grid = lm_ladder("ladder-lm")
+    plan = expand(grid)  # nothing trained: every group waits for its sweep
+    tiny = plan.of_sizes(["tiny"])
+    assert tiny.runs and {r.size.name for r in tiny.runs} == {"tiny"}
+    assert all(e.run.size.name == "tiny" for e in tiny.evaluations)
+    assert tiny.pending and all(g.split("/")[1] == "tiny" for g in tiny.pending)
+    assert len(tiny.runs) * 3 == len(plan.runs)
