@@ -28,7 +28,7 @@ from statistics import fmean
 
 from suite.report import stats
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, ordered_kinds
-from suite.report.text import cell_text, difference_of, mean_of, run_texts
+from suite.report.text import cell_text, difference_of, mean_of, run_texts, text_note
 from suite.report.board_parts import (entry_of, first_recipes, interval_text, is_usable, rank_and_warn, sampling_floors,
                                       seed_cell, slug)
 # the boards' types, which the pages and the terminal import from here too
@@ -150,6 +150,8 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
                   entries=list(entries.values()), seeds=seeds, method=interval_text(most_seeds, share),
                   lower_is_better=lower, chance=chance, train_len=recipe.seq_len, recipe=recipe.label,
                   scales=scales, eval_len=eval_len)
+    if note := text_note(entries.values()):
+        board.method += note
     if recipe.lr_sweep:  # a tuned grid (suite.plan.tuning): the board states its budget
         board.notes.append(f"Learning rate tuned for each encoding: the best of {len(recipe.lr_sweep)} rates "
                            f"({', '.join(f'{lr:g}' for lr in recipe.lr_sweep)}) on validation loss at the training "

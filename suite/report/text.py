@@ -7,10 +7,10 @@ per-passage values where the evaluation recorded them (the passages design of
 suite.evaluation.evaluators.extrapolation, read from the samples table), else the square of
 its recorded window-level standard error (the first-bytes design), and how the derived
 columns (the mean over scales, the change from 1x to the longest scale) combine them: the
-passages are the same at every scale, so a per-passage mean or difference is exact; with only
-variances, the scales' errors are taken as fully correlated (the same bytes), which bounds
-the variance of a mean over scales by the square of the mean standard error and that of a
-difference by the square of the summed ones.
+passages are the same at every scale, so a per-passage mean or difference is exact. With only
+variances: the scales read the same bytes, so their errors are positively correlated; the
+variance of a mean over scales is then at most the square of the mean standard error (full
+correlation), and that of a difference at most the sum of the two variances (no correlation).
 """
 
 from __future__ import annotations
@@ -79,10 +79,24 @@ def difference_of(later: dict[int, object], first: dict[int, object]) -> dict[in
         if _all_passages([a, b]):
             out[seed] = a - b
         else:
-            out[seed] = (math.sqrt(stats._text_of(a)) + math.sqrt(stats._text_of(b))) ** 2
+            out[seed] = stats._text_of(a) + stats._text_of(b)  # positively correlated: at most the sum
     return out
 
 
 def cell_text(runs: dict[int, object], seeds) -> stats.TextVariance | None:
     """The text-sampling variance of a cell's mean over ``seeds``."""
     return stats.text_variance(runs, None, sorted(seeds)) if runs else None
+
+
+def text_note(entries) -> str:
+    """What a board's method adds for text sampling: how its runs' text entered ("" without text)."""
+    runs = [t for e in entries for column in e.text.values() for t in column.values()]
+    if not runs:
+        return ""
+    if all(isinstance(t, np.ndarray) for t in runs):
+        return ("; plus text sampling: the evenly spaced passages every run read, resampled as crossed with the seeds "
+                "(docs/concepts/boards.md, \"Text sampling\")")
+    return ("; plus text sampling, bounded by each run's window-level error: these records read the test split's "
+            "first bytes, not passages, so two rows' text errors are taken as independent, which overstates a "
+            "difference's (the rows read the same bytes) "
+            "(docs/concepts/boards.md, \"Text sampling\")")

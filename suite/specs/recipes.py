@@ -73,7 +73,7 @@ class TrainRecipe(Spec):
 class EvalRecipe(Spec):
     tokens: int = Field(32768, gt=0, le=MAX_TOKENS)  # tokens scored at every scale (the same tokens for all)
     # language modelling: None scores the test split's first `tokens` bytes; P scores P evenly spaced
-    # passages of tokens / P bytes, the unit the intervals resample for text sampling (docs/concepts/statistics.md)
+    # passages of tokens / P bytes, the unit the intervals resample for text sampling (docs/concepts/boards.md, "Text sampling")
     passages: int | None = Field(None, gt=1, le=4096)
     batch_size: int = Field(8, gt=0, le=MAX_BATCH)
     curve_buckets: int = Field(32, gt=0, le=MAX_LENGTH)  # position buckets of the loss-vs-position curve
