@@ -18,7 +18,7 @@ CORE = {"nope", "sinusoidal", "learned", "rope", "rope-pi", "rope-ntk", "yarn", 
 
 
 def ladder():
-    return load_grid(REPO / "grids" / "ladder.yaml", Project(REPO))
+    return load_grid(REPO / "grids" / "ladder-tasks.yaml", Project(REPO))
 
 
 def test_the_sizes_span_at_least_25x_in_weights_and_the_core_encodings_are_on_it():
