@@ -1,7 +1,7 @@
 """Does a ranking hold at scale? The same question's boards at each model size, compared.
 
 A *question* is one board kind's figure on one task at one recipe (language modelling at 16x,
-a task at 4x), asked at several sizes (a size ladder: grids/ladder.yaml). For each question this
+a task at 4x), asked at several sizes (a size ladder: grids/ladder-lm.yaml). For each question this
 module gives:
 
 * the ranking at each size (the boards' own rank intervals, rows in the order of their means);
