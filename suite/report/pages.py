@@ -20,6 +20,7 @@ from suite.report import stats
 from suite.report.findings import check_findings
 from suite.report.extrapolation_figure import extrapolation_figure
 from suite.report.overview import answer_text, overview
+from suite.report.corpus_view import comparisons as corpus_comparisons
 from suite.report.scale_view import QUESTION_SCALE, questions as scale_questions
 from suite.report.run_pages import run_pages
 from suite.report.sweeps import lr_sweeps, size_order
@@ -324,7 +325,8 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
     # the same answers as the index's, from the same canonical boards (suite.report.overview)
     asked = [a for a in ov.answers if a.question.kind in QUESTION_SCALE]
     page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)),
-         answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board})
+         answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board},
+         corpora=corpus_comparisons(lb.all, {a.board.id for a in ov.answers if a.board}))
     scatter = no_free_lunch(lb)
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):
