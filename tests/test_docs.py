@@ -199,3 +199,21 @@ def test_the_snapshot_figures_the_docs_state_are_the_snapshots():
     assert not wrong, f"SNAPSHOT.json holds {wanted[0]:,} training runs and {wanted[1]:,} evaluations; stated: {wrong}"
     grids = re.findall(r"holds (\w+) grids", (REPO / "docs" / "published-leaderboard.md").read_text())
     assert grids and all(NUMBER_WORDS.get(g, g) in (len(info["grids"]), str(len(info["grids"]))) for g in grids), grids
+
+
+def test_the_evaluation_length_table_is_the_measurement_it_cites():
+    """docs/concepts/boards.md's table is benchmarks/eval-length/measurement.json's (written by
+    benchmarks/measure_eval_length.py), row for row."""
+    import json
+
+    measured = json.loads((REPO / "benchmarks" / "eval-length" / "measurement.json").read_text())
+    doc = (REPO / "docs" / "concepts" / "boards.md").read_text()
+    for row in measured["rows"]:
+        cells = [f"{row['scale']}x", f"{row['passage_sd_row']:.3f}", f"{row['passage_sd_difference']:.3f}",
+                 f"{row['seed_sd_row']:.3f}", f"{row['seed_sd_difference']:.3f}",
+                 f"{row['passages_for_a_third_row']:,}", f"{row['passages_for_a_third_difference']:,}"]
+        assert "| " + " | ".join(cells) + " |" in doc
+    at_1x = next(r for r in measured["rows"] if r["scale"] == 1)
+    systematic = {b["passages"]: b for b in at_1x["by_passages"]}
+    assert f"{systematic[256]['systematic_se_difference']:.4f} at 1x with 256 passages" in doc
+    assert f"{systematic[256]['independent_se_difference']:.4f}" in doc
