@@ -22,22 +22,29 @@ class RandomWindows(Dataset):
         return window[:-1], window[1:]
 
 
-VALIDATION_WINDOWS = 32  # the validation split's first windows a learning curve's val_loss is the mean over
+# windows a learning curve's val_loss is the mean over, evenly spaced over the validation split:
+# benchmarks/measure_validation_text.py found the split's first 32 (2 KB, one file) choosing NoPE's
+# rate wrongly on the size ladder's tiny sweep, where every sample of 32 spread over the split chose
+# every encoding's rate as the whole split does (docs/concepts/boards.md, "Text sampling")
+VALIDATION_WINDOWS = 32
 
 
 class ValidationLoss:
     """Language modelling's learning-curve probe (suite.plan.task_kinds): the mean next-byte loss
-    (nats per byte) at the training length on the first ``n`` non-overlapping windows of the
-    validation split, which no training batch and no test window holds. A tuned grid chooses each
-    encoding's learning rate on it (suite.plan.tuning), never on a test figure."""
+    (nats per byte) at the training length on ``n`` windows evenly spaced from the start to the
+    end of the validation split, which no training batch and no test window holds. A tuned grid
+    chooses each encoding's learning rate on it (suite.plan.tuning), never on a test figure.
+    (Until 2026-11-27 it read the split's first 32 windows: CHANGELOG.md.)"""
 
     def __init__(self, tokens: torch.Tensor, length: int, n: int = VALIDATION_WINDOWS):
         n = min(n, (len(tokens) - 1) // length)
         if n < 1:
             raise ValueError(f"the validation split ({len(tokens)} bytes) holds no window of {length + 1}")
-        span = tokens[: n * length + 1].long()
-        self.inputs = span[:-1].view(n, length)  # [n, L]
-        self.targets = span[1:].view(n, length)
+        room = len(tokens) - (length + 1)
+        starts = [round(i * room / (n - 1)) if n > 1 else 0 for i in range(n)]
+        spans = torch.stack([tokens[a: a + length + 1] for a in starts]).long()
+        self.inputs = spans[:, :-1]  # [n, L]
+        self.targets = spans[:, 1:]
 
     def __call__(self, model) -> dict[str, float]:
         device = next(model.parameters()).device
