@@ -182,9 +182,17 @@ def main_column(board: Board) -> str | None:
                 next((c.key for c in board.columns if c.group != "rank"), None))
 
 
+def separates(board: Board) -> bool:
+    """Whether a board's ranks tell any rows apart: some row's rank interval is not 1 to N. Where
+    every interval is the whole range, a rank says nothing of a row (and every row "could be first")."""
+    n = len(board.entries)
+    return any(e.rank is not None and (e.rank > 1 or (e.rank_hi or n) < n) for e in board.entries)
+
+
 def own_scores(lb: Leaderboard, name: str) -> list[dict]:
     """An encoding's row on every board that has it: the board's main figure, its interval and
-    rank interval among how many rows, and whether the board's headline names it (it could be first)."""
+    rank interval among how many rows (only where the board separates rows: :func:`separates`), and
+    whether the board's headline names it (it could be first, on a board that separates rows)."""
     out = []
     for board in lb.all:
         entry = next((e for e in board.entries if e.encoding == name), None)
@@ -192,11 +200,13 @@ def own_scores(lb: Leaderboard, name: str) -> list[dict]:
         if entry is None or key is None:
             continue
         cell, rank = entry.cells.get(key), entry.cells.get("rank")
+        ranked = separates(board)
         out.append({"board": board, "column": board.column(key), "cell": cell or Cell(status="missing"),
-                    "rank": rank.text if rank is not None and rank.text else None, "rows": len(board.entries),
+                    "rank": rank.text if ranked and rank is not None and rank.text else None,
+                    "rows": len(board.entries), "separates": ranked or rank is None,
                     # the headline names the rows whose rank interval starts at 1 (suite.report.headlines);
                     # a name's text inside the line would also match "NoPE" in "NoPE + Canon layers"
-                    "named": bool(board.headline) and entry.rank == 1})
+                    "named": bool(board.headline) and ranked and entry.rank == 1})
     return out
 
 

@@ -379,12 +379,19 @@ def test_an_encoding_page_has_its_scores_and_ranks_on_every_board_and_its_papers
     lb = build_from(project)
     mine = [b for b in lb.all if any(e.encoding == "alibi" for e in b.entries)]
     assert len(mine) >= 3
-    for b in mine:  # every board that has the row, linked, with the row's rank where the board ranks
+    apart = 0
+    for b in mine:  # every board that has the row, linked, with the row's rank where the board's ranks separate rows
         assert f'href="../boards/{b.id}.html"' in table
         entry = next(e for e in b.entries if e.encoding == "alibi")
         if entry.cells.get("rank") and entry.cells["rank"].text:
             row = next(r for r in table.split("<tr>") if f'../boards/{b.id}.html"' in r)
-            assert f">{entry.cells['rank'].text}<" in row
+            n = len(b.entries)
+            separated = any(e.rank is not None and (e.rank > 1 or e.rank_hi < n) for e in b.entries)
+            apart += separated
+            assert (f">{entry.cells['rank'].text}<" in row) == separated, (b.id, row)
+            assert ("none apart" in row) != separated
+            assert (">yes" in row) == (separated and bool(b.headline) and entry.rank == 1)  # the headline names it
+    assert apart >= 1
     assert 'href="https://arxiv.org/' in page  # the paper's link: its arXiv page or an arXiv title search
 
 
