@@ -60,6 +60,8 @@ def environment(pages: set[str] = frozenset(), unpublished: set[str] = frozenset
     env.filters["blank"] = _blank
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True)
     env.filters["colour"] = plots.colour
+    env.filters["dash"] = plots.dash
+    env.globals["column_priority"] = column_priority
     env.filters["intcomma"] = lambda v: "n/a" if v is None else f"{v:,}"
     env.filters["ci"] = interval_text
     env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
@@ -79,12 +81,25 @@ def _embedded_json(value) -> str:
 # -- plots -----------------------------------------------------------------------------------------------------
 
 
-def board_colours(board: Board) -> dict[str, str]:
-    """The board's plot colours, its rows best first (plots.plot_colours): its table's swatches use them."""
-    return plots.plot_colours(e.encoding for e in board.entries)
+PLOT_TOP = 8  # the rows a board's plot shows at first (a reader shows more): eight lines stay readable
 
 
-def _length_series(board: Board, entries, colours: dict[str, str] | None = None) -> list[plots.Series]:
+def first_shown(board: Board) -> set[str]:
+    """The rows a board's plots show at first: its top :data:`PLOT_TOP` (the rows are best first)."""
+    return {e.encoding for e in board.entries[:PLOT_TOP]}
+
+
+def by_prominence(lb: Leaderboard) -> list[str]:
+    """Every encoding on a board, those nearest the top of some board first (then by name): they
+    take the palette's plain colours, and the rows a plot shows at first seldom share a colour."""
+    best: dict[str, int] = {}
+    for board in lb.all:
+        for i, e in enumerate(board.entries):
+            best[e.encoding] = min(best.get(e.encoding, i), i)
+    return sorted(best, key=lambda name: (best[name], name))
+
+
+def _length_series(board: Board, entries, shown: set[str] | None = None) -> list[plots.Series]:
     series = []
     for e in entries:
         points = []
@@ -92,48 +107,53 @@ def _length_series(board: Board, entries, colours: dict[str, str] | None = None)
             c = e.cells[f"s{s}"]
             lo, hi = (c.interval.lo, c.interval.hi) if c.has_bounds else (None, None)
             points.append((board.eval_len.get(s, s * (board.train_len or 1)), c.value, lo, hi))
-        series.append(plots.Series(e.encoding, e.display_name, points, (colours or {}).get(e.encoding), ""
-                                   if colours else None))
+        series.append(plots.Series(e.encoding, e.display_name, points,
+                                   hidden=shown is not None and e.encoding not in shown))
     return series
 
 
-def overlay(board: Board, legend: bool = True, only: set[str] | None = None,
-            colours: dict[str, str] | None = None, width: float = 560, height: float = 300) -> str:
-    """Score against eval length (log2) of every entry (or those ``only`` names) on the board's
-    own y range, intervals as bands, the training length and the chance level marked;
-    ``colours``: the plot's own (:func:`board_colours`), else each encoding's site-wide one."""
-    every = _length_series(board, board.entries, colours)
-    shown = every if only is None else [s for s in every if s.key in only]
+def overlay(board: Board, legend: bool = True, only: set[str] | None = None, shown: set[str] | None = None,
+            fit_shown: bool = False, width: float = 560, height: float = 300) -> str:
+    """Score against eval length (log2) of every entry (or those ``only`` names; ``shown``: the
+    lines shown at first, the rest drawn hidden for the page's script), intervals as bands, the
+    training length and the chance level marked; each encoding in its site-wide colour and dash
+    (plots.assign_styles). The y range is the board's, so a row drawn alone sits where it sits
+    among the others; ``fit_shown``: the range of the lines shown at first (a board's page, whose
+    top rows one diverging row would flatten; a line shown later is cut at the plot's edge)."""
+    every = _length_series(board, board.entries, shown)
+    drawn = every if only is None else [s for s in every if s.key in only]
+    ranged = [s for s in every if not s.hidden] if fit_shown else every
     info = info_of(board.metric)
     share = info is not None and info.unit == SHARE
-    return plots.line_plot(shown, title=board.title, xlabel="eval length (bytes, log2 axis)",
+    return plots.line_plot(drawn, title=board.title, xlabel="eval length (bytes, log2 axis)",
                            ylabel=info.display_name if info else board.metric, marker_x=board.train_len,
                            marker_label="training length", legend=legend, bounds=(0.0, 1.0) if share else None,
-                           y_from=every, chance=board.chance, width=width, height=height)
+                           y_from=ranged, chance=board.chance, width=width, height=height)
 
 
-def no_free_lunch(lb: Leaderboard) -> str | None:
-    """GLUE-style score against the LM extrapolation score of the same checkpoints, with intervals."""
+def no_free_lunch(lb: Leaderboard, glue: Board, shown: set[str] | None = None) -> str | None:
+    """One GLUE-style board's score against the LM extrapolation score of the same checkpoints (the
+    language-modelling board of its size, task and recipe), with intervals: one recipe per plot.
+    A row of the GLUE board is a checkpoint; its x is that checkpoint's own row on the LM board."""
+    lm = next((b for b in lb.boards if kind_of(b).carries_checkpoint_columns and b.size == glue.size
+               and b.task == glue.task and b.recipe == glue.recipe and not b.architecture), None)
+    if lm is None:
+        return None
+    xs = {e.encoding: e.cells["extrapolation_score"] for e in lm.entries if "extrapolation_score" in e.cells}
     points = []
-    for g in lb.glue:
-        lm = next((b for b in lb.boards if kind_of(b).carries_checkpoint_columns and b.size == g.size and b.task == g.task),
-                  None)
-        if lm is None:
+    for e in glue.entries:
+        x, y = xs.get(e.encoding), e.cells["glue_score"]
+        if x is None or x.value is None or y.value is None:
             continue
-        xs = {e.encoding: e.cells["extrapolation_score"] for e in lm.entries}
-        several = len(lb.glue) > 1
-        for e in g.entries:
-            x, y = xs.get(e.encoding), e.cells["glue_score"]
-            if x is None or x.value is None or y.value is None:
-                continue
-            points.append(plots.Point(e.encoding, e.display_name + (f" ({g.size})" if several else ""), x.value,
-                                      y.value, (x.interval.lo, x.interval.hi) if x.has_bounds else None,
-                                      (y.interval.lo, y.interval.hi) if y.has_bounds else None))
-    if not points:
+        points.append(plots.Point(e.encoding, e.display_name, x.value, y.value,
+                                  (x.interval.lo, x.interval.hi) if x.has_bounds else None,
+                                  (y.interval.lo, y.interval.hi) if y.has_bounds else None,
+                                  hidden=shown is not None and e.encoding not in shown))
+    if len(points) < 2:
         return None
     return plots.scatter_plot(points, title="No free lunch: extrapolation vs short tasks",
-                              xlabel="LM extrapolation score (higher: less lost beyond L)",
-                              ylabel="GLUE-style score")
+                              xlabel=f"LM extrapolation score on {lm.id} (higher: less lost beyond L)",
+                              ylabel="GLUE-style score", legend=shown is None)
 
 
 # -- pages -----------------------------------------------------------------------------------------------------
@@ -187,6 +207,17 @@ def separates(board: Board) -> bool:
     every interval is the whole range, a rank says nothing of a row (and every row "could be first")."""
     n = len(board.entries)
     return any(e.rank is not None and (e.rank > 1 or (e.rank_hi or n) < n) for e in board.entries)
+
+
+# The order a narrow screen hides a board's columns in (the highest first, the rightmost first
+# among equals; the site's script, base.html): the rank, the name, the score and the column the
+# board ranks by (its headline's figure) never; then what the board adds beside its own figures.
+KEEP = {"rank": 0, "score": 0, "scale": 1, "task": 1, "derived": 2, "glue": 3, "cost": 4}
+
+
+def column_priority(board: Board, col) -> int:
+    """0: always shown; higher: hidden sooner when the table would scroll sideways (:data:`KEEP`)."""
+    return 0 if col.key == main_column(board) else KEEP.get(col.group, 4)
 
 
 def own_scores(lb: Leaderboard, name: str) -> list[dict]:
@@ -286,6 +317,20 @@ def compare_data(lb: Leaderboard) -> dict:
     return {"boards": boards, "t": quantiles}
 
 
+def compare_leaders(lb: Leaderboard, ov) -> list[str]:
+    """The two rows the compare page opens on: the first two of the first question's canonical board
+    with a figure at its ranked column (the headline's leaders, best first), so its plots open with
+    data; else the first two rows of any comparable board."""
+    boards = [a.board for a in ov.answers if a.board is not None and a.board.compared]
+    boards += [b for b in lb.boards if b.compared]
+    for board in boards:
+        key = main_column(board)
+        rows = [e.encoding for e in board.entries if key and e.cells.get(key) and e.cells[key].value is not None]
+        if len(rows) >= 2:
+            return rows[:2]
+    return []
+
+
 def unpublished_entries(con, published: set[str] | None) -> set[str]:
     """The encodings with an evaluation that the published snapshot does not hold (a contributor's
     new rows beside the published ones); none when there is no snapshot to compare with."""
@@ -313,12 +358,10 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
         (staging / folder).mkdir(parents=True)
     battery, chances = glue_battery(con)
     lb = build(con, chances)
-    plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour per encoding off the boards' plots
+    plots.assign_styles(by_prominence(lb))  # one colour and dash per encoding, on every page
     encodings = encoding_pages(con, lb)
     env = environment({page["name"] for page in encodings if links.encoding_page(page["name"])},
                       unpublished_entries(con, published))
-    env.globals["palette"] = list(plots.PALETTE)
-    env.globals["context_colour"] = plots.CONTEXT
     runs = run_pages(con)
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD, "snapshot": snapshot}
     downloads = write_downloads(con, staging, lb)
@@ -335,18 +378,19 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
     asked = [a for a in ov.answers if a.question.kind in QUESTION_SCALE]
     page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)),
          answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board})
-    scatter = no_free_lunch(lb)
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):
-            colours = board_colours(board)
-            plot = overlay(board, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
-            page(links.board_page(board.id), "board.html", "../", b=board, colours=colours, plot=plot,
-                 scatter=scatter if board in lb.glue else None, families=board.families,
-                 extrapolation=extrapolation_figure(board))
-    compare = {b.id: overlay(b) for b in lb.boards if b.compared}
+            shown = first_shown(board)
+            plot = (overlay(board, legend=False, shown=shown, fit_shown=True, width=760, height=380)
+                    if kind_of(board).overlaid else "")
+            page(links.board_page(board.id), "board.html", "../", b=board, plot=plot, shown=shown,
+                 scatter=no_free_lunch(lb, board, shown) if board in lb.glue else None, families=board.families,
+                 extrapolation=extrapolation_figure(board, shown))
+    leaders = compare_leaders(lb, ov)
+    compare = {b.id: overlay(b, shown=set(leaders)) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
     page("compare.html", "compare.html", lb=lb, plots=compare, encodings=sorted(all_encodings.items()),
-         data=_embedded_json(compare_data(lb)))
+         leaders=leaders, data=_embedded_json(compare_data(lb)))
     page("findings.html", "findings.html", checks=check_findings(lb.all))
     for enc in encodings:
         if links.encoding_page(enc["name"]):

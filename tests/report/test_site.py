@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.report import plots, stats
+from suite.report import pages, stats
 from suite.cli.main import main
 from suite.results.record_types import SCHEMA_VERSION, from_json
 from suite.results.records import write_record
@@ -495,20 +495,27 @@ def test_effective_length_is_shown_only_where_it_tells_rows_apart(project):
     assert any(n.startswith("Effective length (") and "does not tell these rows apart" in n for n in flip.notes)
 
 
-def test_no_colour_repeats_on_one_plot_and_the_table_follows_the_plot(project):
-    """A plot's lines take the palette's distinct colours in the board's order, the rest grey
-    context (plots.plot_colours); a board page's table swatches carry the plot's colours."""
-    many = [f"enc{i}" for i in range(len(plots.PALETTE) + 5)]
-    colours = plots.plot_colours(many)
-    coloured = [c for c in colours.values() if c != plots.CONTEXT]
-    assert len(coloured) == len(set(coloured)) == len(plots.PALETTE)
-    assert [colours[n] for n in many[len(plots.PALETTE):]] == [plots.CONTEXT] * 5
+def test_an_encoding_keeps_one_colour_on_every_page_and_a_plot_shows_its_top_rows(project):
+    """Every swatch, line, point and legend item of an encoding has one colour on every page (one
+    site-wide assignment, suite.report.plots.assign_styles); a board's plot shows its top rows at
+    first and draws the rest hidden, for its legend to show."""
+    colours: dict[str, set[str]] = {}
+    encodings = {e.encoding for b in build_from(project).all for e in b.entries}
+    for page in (project / "site").rglob("*.html"):
+        html = page.read_text()
+        for key, colour in re.findall(r'class="swatch" data-key="([^"]+)" style="background: ([^"]+)"', html):
+            colours.setdefault(key, set()).add(colour)
+        for key, group in re.findall(r'<g class="(?:series|legend-item)" data-key="([^"]+)"[^>]*>(.*?)</g>', html, re.S):
+            if key in encodings:
+                colours.setdefault(key, set()).update(re.findall(r'(?:stroke|fill)="(#[0-9a-f]{6}|hsl[^"]+)"', group))
+    assert len(colours) >= 5 and {k: v for k, v in colours.items() if len(v) != 1} == {}
+    lm = board(project, "lm-tiny-lm")
     html = board_html(project, "lm-tiny-lm")
-    swatches = dict(re.findall(r'<span class="swatch" data-key="([^"]+)" style="background: ([^"]+)"', html))
-    lines = dict(re.findall(r'<g class="series[^"]*" data-key="([^"]+)" data-order="\d+"><polygon[^>]*/?>?.*?'
-                            r'<polyline[^>]*stroke="([^"]+)"', html, re.S))
-    assert len(set(swatches.values())) == len(swatches) >= 4
-    assert {k: v for k, v in lines.items()} == {k: swatches[k] for k in lines}
+    plot = re.findall(r"<svg.*?</svg>", html, re.S)[0]
+    hidden = re.findall(r'<g class="series" data-key="([^"]+)" data-order="\d+" style="display:none">', plot)
+    assert hidden == [e.encoding for e in lm.entries[pages.PLOT_TOP:]]
+    assert len(re.findall(r'<input type="checkbox" value="[^"]+" checked data-top>', html)) == min(pages.PLOT_TOP,
+                                                                                                   len(lm.entries))
 
 
 def test_length_plots_share_the_board_axis_and_mark_chance(project):
