@@ -91,7 +91,7 @@ def _width(texts: list[str], col: Column) -> int:
 def fit_columns(board: Board, columns: list[Column], texts: dict[str, list[str]], room: int):
     """The columns that fit ``room`` characters beside the names, and those left out: the
     rightmost first, never the rank, the mean score or the column the board ranks by (its
-    headline's figure), as the site hides a table's columns (suite.report.pages.column_priority)."""
+    headline's figure), as the site hides a table's columns (suite.report.shown.column_priority)."""
     kept = list(columns)
     keep = {"rank", "score", board.ranked_by}
     left_out = []

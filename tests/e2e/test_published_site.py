@@ -23,7 +23,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from suite.cli.main import main
-from suite.report import pages, plots
+from suite.report.shown import PLOT_TOP
 from suite.report.site import render
 
 from tests.conftest import REPO
@@ -154,7 +154,7 @@ def test_a_filter_on_a_published_board_acts_on_its_plot_and_table_alike(served, 
                        "function (r) { return r.dataset.encoding; })")
     rows = len(order)
     # a plot of 35+ rows shows its top rows, not 35 lines; its legend shows the others on demand
-    assert rows > 20 and [s["key"] for s in visible_series(browser, "svg.plot g.series")] == order[:pages.PLOT_TOP]
+    assert rows > 20 and [s["key"] for s in visible_series(browser, "svg.plot g.series")] == order[:PLOT_TOP]
     browser.js("document.querySelector('#legend button[data-show=all]').click()")
     assert len(visible_series(browser, "svg.plot g.series")) == rows
     browser.js("document.querySelector('#legend button[data-show=top]').click()")
@@ -192,8 +192,8 @@ def test_a_plot_of_40_encodings_shows_its_top_rows_and_filtered_to_3_draws_3_lin
     site, names = forty
     browser.open((site / "boards" / "lm-tiny-lm.html").as_uri())
     first = visible_series(browser, "svg.plot g.series")
-    assert [s["key"] for s in first] == names[:pages.PLOT_TOP]  # the best rows (lowest bits per byte) first
-    assert len({s["colour"] for s in first}) == pages.PLOT_TOP  # the top rows: distinct colours
+    assert [s["key"] for s in first] == names[:PLOT_TOP]  # the best rows (lowest bits per byte) first
+    assert len({s["colour"] for s in first}) == PLOT_TOP  # the top rows: distinct colours
     before = browser.js("""Object.fromEntries(Array.prototype.map.call(document.querySelectorAll('svg.plot g.series > polyline'),
                            function (l) { return [l.parentElement.dataset.key, l.getAttribute('stroke')]; }))""")
     picked = ["enc31", "enc35", "enc39"]  # all three hidden before the filter: the filter shows them

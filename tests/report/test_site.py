@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.report import pages, stats
+from suite.report import stats
+from suite.report.shown import PLOT_TOP
 from suite.cli.main import main
 from suite.results.record_types import SCHEMA_VERSION, from_json
 from suite.results.records import write_record
@@ -513,8 +514,8 @@ def test_an_encoding_keeps_one_colour_on_every_page_and_a_plot_shows_its_top_row
     html = board_html(project, "lm-tiny-lm")
     plot = re.findall(r"<svg.*?</svg>", html, re.S)[0]
     hidden = re.findall(r'<g class="series" data-key="([^"]+)" data-order="\d+" style="display:none">', plot)
-    assert hidden == [e.encoding for e in lm.entries[pages.PLOT_TOP:]]
-    assert len(re.findall(r'<input type="checkbox" value="[^"]+" checked data-top>', html)) == min(pages.PLOT_TOP,
+    assert hidden == [e.encoding for e in lm.entries[PLOT_TOP:]]
+    assert len(re.findall(r'<input type="checkbox" value="[^"]+" checked data-top>', html)) == min(PLOT_TOP,
                                                                                                    len(lm.entries))
 
 
