@@ -36,4 +36,4 @@ system-deps:
 	bash scripts/install-system-deps.sh
 
 clean:
-	rm -rf $(VENV) results site/_build
+	rm -rf $(VENV) results site/_build .cache

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from pathlib import Path
 
 from suite.cli.common import console, ingest_records, project_of, render_site, sweep_chooser
@@ -23,20 +22,24 @@ def cmd_site(args) -> int:
 
 @contextlib.contextmanager
 def published_database(project, folder: str):
-    """The published snapshot (``leaderboard/``) as a DuckDB file in a scratch folder, without
-    training and without touching results/: yields (database, SNAPSHOT.json, runs, evaluations)."""
+    """The published snapshot (``leaderboard/``) as a DuckDB file, without training and without
+    touching results/: built once per snapshot content into .cache/published/
+    (suite.results.snapshot_cache), then read from there; yields (database, SNAPSHOT.json, runs,
+    evaluations)."""
     from suite.cli.common import err_console
     from suite.results.snapshot import read_info
-    from suite.results.store import ingest_snapshot
+    from suite.results.snapshot_cache import published_database as cached
 
     source = (project.root / folder).resolve()
     info = read_info(source)
-    with tempfile.TemporaryDirectory(prefix="posbench-published-") as tmp:
-        database = Path(tmp) / "posbench.duckdb"
-        report = ingest_snapshot(source, database)  # no record file written: the snapshot's lines go to DuckDB
-        for problem in report.problems:
+    built = cached(source, project.root / ".cache" / "published")
+    try:
+        for problem in built.problems:
             err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
-        yield database, info, report.runs, report.evaluations
+        yield built.database, info, built.runs, built.evaluations
+    finally:
+        if built.problems:  # a build with problems is not kept (suite.results.snapshot_cache)
+            built.database.unlink(missing_ok=True)
 
 
 def site_published(project, folder: str) -> int:

@@ -30,6 +30,8 @@ from suite.report.boards import SHARE, Board, Cell
 from suite.report.downloads import write_tables
 from suite.report.figures import _dicts, info_of
 from suite.report.leaderboard import Leaderboard, build
+from suite.report.shown import (by_prominence, column_priority, compare_leaders, first_shown, main_column,
+                                separates)
 from suite.report.summary import glue_battery, header
 from suite.results.machine_paths import without_machine_paths
 
@@ -61,6 +63,8 @@ def environment(pages: set[str] = frozenset(), unpublished: set[str] = frozenset
     env.filters["blank"] = _blank
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True)
     env.filters["colour"] = plots.colour
+    env.filters["dash"] = plots.dash
+    env.globals["column_priority"] = column_priority
     env.filters["intcomma"] = lambda v: "n/a" if v is None else f"{v:,}"
     env.filters["ci"] = interval_text
     env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
@@ -80,12 +84,7 @@ def _embedded_json(value) -> str:
 # -- plots -----------------------------------------------------------------------------------------------------
 
 
-def board_colours(board: Board) -> dict[str, str]:
-    """The board's plot colours, its rows best first (plots.plot_colours): its table's swatches use them."""
-    return plots.plot_colours(e.encoding for e in board.entries)
-
-
-def _length_series(board: Board, entries, colours: dict[str, str] | None = None) -> list[plots.Series]:
+def _length_series(board: Board, entries, shown: set[str] | None = None) -> list[plots.Series]:
     series = []
     for e in entries:
         points = []
@@ -93,48 +92,53 @@ def _length_series(board: Board, entries, colours: dict[str, str] | None = None)
             c = e.cells[f"s{s}"]
             lo, hi = (c.interval.lo, c.interval.hi) if c.has_bounds else (None, None)
             points.append((board.eval_len.get(s, s * (board.train_len or 1)), c.value, lo, hi))
-        series.append(plots.Series(e.encoding, e.display_name, points, (colours or {}).get(e.encoding), ""
-                                   if colours else None))
+        series.append(plots.Series(e.encoding, e.display_name, points,
+                                   hidden=shown is not None and e.encoding not in shown))
     return series
 
 
-def overlay(board: Board, legend: bool = True, only: set[str] | None = None,
-            colours: dict[str, str] | None = None, width: float = 560, height: float = 300) -> str:
-    """Score against eval length (log2) of every entry (or those ``only`` names) on the board's
-    own y range, intervals as bands, the training length and the chance level marked;
-    ``colours``: the plot's own (:func:`board_colours`), else each encoding's site-wide one."""
-    every = _length_series(board, board.entries, colours)
-    shown = every if only is None else [s for s in every if s.key in only]
+def overlay(board: Board, legend: bool = True, only: set[str] | None = None, shown: set[str] | None = None,
+            fit_shown: bool = False, width: float = 560, height: float = 300) -> str:
+    """Score against eval length (log2) of every entry (or those ``only`` names; ``shown``: the
+    lines shown at first, the rest drawn hidden for the page's script), intervals as bands, the
+    training length and the chance level marked; each encoding in its site-wide colour and dash
+    (plots.assign_styles). The y range is the board's, so a row drawn alone sits where it sits
+    among the others; ``fit_shown``: the range of the lines shown at first (a board's page, whose
+    top rows one diverging row would flatten; a line shown later is cut at the plot's edge)."""
+    every = _length_series(board, board.entries, shown)
+    drawn = every if only is None else [s for s in every if s.key in only]
+    ranged = [s for s in every if not s.hidden] if fit_shown else every
     info = info_of(board.metric)
     share = info is not None and info.unit == SHARE
-    return plots.line_plot(shown, title=board.title, xlabel="eval length (bytes, log2 axis)",
+    return plots.line_plot(drawn, title=board.title, xlabel="eval length (bytes, log2 axis)",
                            ylabel=info.display_name if info else board.metric, marker_x=board.train_len,
                            marker_label="training length", legend=legend, bounds=(0.0, 1.0) if share else None,
-                           y_from=every, chance=board.chance, width=width, height=height)
+                           y_from=ranged, chance=board.chance, width=width, height=height)
 
 
-def no_free_lunch(lb: Leaderboard) -> str | None:
-    """GLUE-style score against the LM extrapolation score of the same checkpoints, with intervals."""
+def no_free_lunch(lb: Leaderboard, glue: Board, shown: set[str] | None = None) -> str | None:
+    """One GLUE-style board's score against the LM extrapolation score of the same checkpoints (the
+    language-modelling board of its size, task and recipe), with intervals: one recipe per plot.
+    A row of the GLUE board is a checkpoint; its x is that checkpoint's own row on the LM board."""
+    lm = next((b for b in lb.boards if kind_of(b).carries_checkpoint_columns and b.size == glue.size
+               and b.task == glue.task and b.recipe == glue.recipe and not b.architecture), None)
+    if lm is None:
+        return None
+    xs = {e.encoding: e.cells["extrapolation_score"] for e in lm.entries if "extrapolation_score" in e.cells}
     points = []
-    for g in lb.glue:
-        lm = next((b for b in lb.boards if kind_of(b).carries_checkpoint_columns and b.size == g.size and b.task == g.task),
-                  None)
-        if lm is None:
+    for e in glue.entries:
+        x, y = xs.get(e.encoding), e.cells["glue_score"]
+        if x is None or x.value is None or y.value is None:
             continue
-        xs = {e.encoding: e.cells["extrapolation_score"] for e in lm.entries}
-        several = len(lb.glue) > 1
-        for e in g.entries:
-            x, y = xs.get(e.encoding), e.cells["glue_score"]
-            if x is None or x.value is None or y.value is None:
-                continue
-            points.append(plots.Point(e.encoding, e.display_name + (f" ({g.size})" if several else ""), x.value,
-                                      y.value, (x.interval.lo, x.interval.hi) if x.has_bounds else None,
-                                      (y.interval.lo, y.interval.hi) if y.has_bounds else None))
-    if not points:
+        points.append(plots.Point(e.encoding, e.display_name, x.value, y.value,
+                                  (x.interval.lo, x.interval.hi) if x.has_bounds else None,
+                                  (y.interval.lo, y.interval.hi) if y.has_bounds else None,
+                                  hidden=shown is not None and e.encoding not in shown))
+    if len(points) < 2:
         return None
     return plots.scatter_plot(points, title="No free lunch: extrapolation vs short tasks",
-                              xlabel="LM extrapolation score (higher: less lost beyond L)",
-                              ylabel="GLUE-style score")
+                              xlabel=f"LM extrapolation score on {lm.id} (higher: less lost beyond L)",
+                              ylabel="GLUE-style score", legend=shown is None)
 
 
 # -- pages -----------------------------------------------------------------------------------------------------
@@ -175,17 +179,10 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
     return pages
 
 
-def main_column(board: Board) -> str | None:
-    """The column a board answers with: the one it ranks by, else its first score or cost column."""
-    if board.ranked_by:
-        return board.ranked_by
-    return next((c.key for c in board.columns if c.group in ("score", "glue", "cost")),
-                next((c.key for c in board.columns if c.group != "rank"), None))
-
-
 def own_scores(lb: Leaderboard, name: str) -> list[dict]:
     """An encoding's row on every board that has it: the board's main figure, its interval and
-    rank interval among how many rows, and whether the board's headline names it (it could be first)."""
+    rank interval among how many rows (only where the board separates rows: :func:`separates`), and
+    whether the board's headline names it (it could be first, on a board that separates rows)."""
     out = []
     for board in lb.all:
         entry = next((e for e in board.entries if e.encoding == name), None)
@@ -193,11 +190,13 @@ def own_scores(lb: Leaderboard, name: str) -> list[dict]:
         if entry is None or key is None:
             continue
         cell, rank = entry.cells.get(key), entry.cells.get("rank")
+        ranked = separates(board)
         out.append({"board": board, "column": board.column(key), "cell": cell or Cell(status="missing"),
-                    "rank": rank.text if rank is not None and rank.text else None, "rows": len(board.entries),
+                    "rank": rank.text if ranked and rank is not None and rank.text else None,
+                    "rows": len(board.entries), "separates": ranked or rank is None,
                     # the headline names the rows whose rank interval starts at 1 (suite.report.headlines);
                     # a name's text inside the line would also match "NoPE" in "NoPE + Canon layers"
-                    "named": bool(board.headline) and entry.rank == 1})
+                    "named": bool(board.headline) and ranked and entry.rank == 1})
     return out
 
 
@@ -304,12 +303,10 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
         (staging / folder).mkdir(parents=True)
     battery, chances = glue_battery(con)
     lb = build(con, chances)
-    plots.assign_styles(e.encoding for b in lb.all for e in b.entries)  # one colour per encoding off the boards' plots
+    plots.assign_styles(by_prominence(lb))  # one colour and dash per encoding, on every page
     encodings = encoding_pages(con, lb)
     env = environment({page["name"] for page in encodings if links.encoding_page(page["name"])},
                       unpublished_entries(con, published))
-    env.globals["palette"] = list(plots.PALETTE)
-    env.globals["context_colour"] = plots.CONTEXT
     runs = run_pages(con)
     common = {"n_runs": len(runs), "head": header(con, lb.runs), "method": stats.METHOD, "snapshot": snapshot}
     downloads = write_downloads(con, staging, lb)
@@ -327,18 +324,19 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
     page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)),
          answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board},
          corpora=corpus_comparisons(lb.all, {a.board.id for a in ov.answers if a.board}))
-    scatter = no_free_lunch(lb)
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
         if links.board_page(board.id):
-            colours = board_colours(board)
-            plot = overlay(board, colours=colours, width=860, height=380) if kind_of(board).overlaid else ""
-            page(links.board_page(board.id), "board.html", "../", b=board, colours=colours, plot=plot,
-                 scatter=scatter if board in lb.glue else None, families=board.families,
-                 extrapolation=extrapolation_figure(board))
-    compare = {b.id: overlay(b) for b in lb.boards if b.compared}
+            shown = first_shown(board)
+            plot = (overlay(board, legend=False, shown=shown, fit_shown=True, width=760, height=380)
+                    if kind_of(board).overlaid else "")
+            page(links.board_page(board.id), "board.html", "../", b=board, plot=plot, shown=shown,
+                 scatter=no_free_lunch(lb, board, shown) if board in lb.glue else None, families=board.families,
+                 extrapolation=extrapolation_figure(board, shown))
+    leaders = compare_leaders(lb, ov)
+    compare = {b.id: overlay(b, shown=set(leaders)) for b in lb.boards if b.compared}
     all_encodings = {e.encoding: e.display_name for b in lb.boards if b.compared for e in b.entries}
     page("compare.html", "compare.html", lb=lb, plots=compare, encodings=sorted(all_encodings.items()),
-         data=_embedded_json(compare_data(lb)))
+         leaders=leaders, data=_embedded_json(compare_data(lb)))
     page("findings.html", "findings.html", checks=check_findings(lb.all))
     for enc in encodings:
         if links.encoding_page(enc["name"]):

@@ -7,13 +7,12 @@ browser), and need no 0.7-3.5 MB script shipped in the site. What a library woul
 highlighting and filtering lines, is a few lines of the site's own script over the groups drawn
 here (``base.html``): each series is a ``<g class="series" data-key="NAME">``.
 
-Colours are assigned per plot (:func:`plot_colours`): the series in the order given (a board's
-rows best first) take the palette's distinct colours; past the palette, the rest are drawn in
-grey as context, so no colour repeats on one plot. When a reader filters or picks lines, the
-site's script gives the visible ones the palette's colours again in the same order (the
-palette is :data:`PALETTE`, handed to the script). Elsewhere (an encoding's own page, the
-scatter of every checkpoint) an encoding keeps one site-wide colour (:func:`colour`,
-:func:`assign_styles`).
+An encoding keeps one colour and dash on every page (:func:`assign_styles`, once per site over
+every encoding it shows; :func:`colour`, :func:`dash`): ALiBi is the same line on a board,
+on the compare page and on its own page. Eighteen colours cannot tell forty lines apart, so a
+plot of many rows does not draw forty lines: its page shows the top rows and a reader's selection
+(a series drawn ``hidden`` is in the SVG, not shown, for the site's script to show), and past the
+palette an encoding's line differs by its dash.
 """
 
 from __future__ import annotations
@@ -31,24 +30,16 @@ SCALE_COLOURS = ("#1b6ca8", "#d1495b", "#2a9d8f", "#e9a03b", "#6a4c93", "#3d5a40
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
            "#bcbd22", "#000075", "#800000", "#469990", "#f032e6", "#9a6324", "#3cb44b", "#4363d8", "#e6a100")
 DASHES = ("", "6 3", "2 2", "8 3 2 3")
-CONTEXT = "#c9c9c9"  # the lines past the palette on one plot: drawn, not coloured, not in the legend
+LEGEND_ROWS = 16  # the legend items a plot of lines leaves room for (a reader picks the lines shown)
 _styles: dict[str, tuple[str, str]] = {}
 
 
 def assign_styles(names) -> None:
-    """Give each of ``names`` (sorted) the next palette colour; past the palette, the next dash."""
+    """Give each of ``names`` in the order given the next palette colour; past the palette, the next
+    dash. Called once per site, with every encoding it shows: its colours then hold on every page."""
     _styles.clear()
-    for i, name in enumerate(sorted(set(names))):
+    for i, name in enumerate(dict.fromkeys(names)):
         _styles[name] = (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
-
-
-def plot_colours(keys) -> dict[str, str]:
-    """One plot's colours: the keys in order take the palette's colours, the rest :data:`CONTEXT`."""
-    out: dict[str, str] = {}
-    for key in keys:
-        if key not in out:
-            out[key] = PALETTE[len(out)] if len(out) < len(PALETTE) else CONTEXT
-    return out
 
 
 def colour(name: str) -> str:
@@ -91,6 +82,7 @@ class Series:
     points: list[tuple[float, float | None, float | None, float | None]]  # x, y, lo, hi (None: no value there)
     colour: str | None = None
     dash: str | None = None
+    hidden: bool = False  # drawn for the site's script to show, not shown at first
 
     def __post_init__(self):
         self.colour = self.colour or colour(self.key)
@@ -107,6 +99,7 @@ class Point:
     x_err: tuple[float, float] | None = None  # (lo, hi)
     y_err: tuple[float, float] | None = None
     colour: str | None = None
+    hidden: bool = False  # drawn for the site's script to show, not shown at first
 
     def __post_init__(self):
         self.colour = self.colour or colour(self.key)
@@ -219,13 +212,13 @@ def _y_range(means: list[float], bands: list[float], bounds: tuple[float, float]
     return _range([lo, hi], 0.03)
 
 
-def _legend(parts: list[str], x: float, y: float, items: list[tuple[str, str, str, str]]) -> None:
-    """items: (key, label, colour, dash); one line each. A grey context line's item is drawn hidden:
-    the site's script shows it when a filter gives that line a colour (``recolour`` in base.html)."""
+def _legend(parts: list[str], x: float, y: float, items: list[tuple[str, str, str, str, bool]]) -> None:
+    """items: (key, label, colour, dash, hidden); one line each, the shown ones stacked in order. A
+    hidden series' item is drawn hidden: the site's script shows and restacks it (``restack`` in
+    base.html) when a reader shows its line."""
     shown = 0
-    for i, (key, label, col, dsh) in enumerate(items):
-        hidden = col == CONTEXT
-        yy = y + (i if not hidden else shown) * 15
+    for i, (key, label, col, dsh, hidden) in enumerate(items):
+        yy = y + shown * 15
         shown += not hidden
         parts.append(f'<g class="legend-item" data-key="{escape(key)}" data-order="{i}"'
                      + (' style="display:none"' if hidden else "") + ">"
@@ -241,24 +234,24 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
     """Lines with interval bands; x on a log2 axis; an optional vertical marker (the training length)
     and a horizontal line at the chance level.
 
-    The y range follows the lines of ``y_from`` (default: ``series``; a page that draws some rows
-    of a board passes the whole board, so the axis is the board's and a flat line looks flat);
-    a band wider than that is cut at the plot's edge (its hover text keeps the whole interval),
-    so two seeds' wide t intervals do not flatten every line."""
+    The y range follows the lines of ``y_from`` (default: the series not ``hidden``, which a
+    board's page shows at first; a page that draws some rows of a board passes the whole board, so
+    the axis is the board's and a flat line looks flat); a band or a line beyond it is cut at the
+    plot's edge (a point's hover text keeps its figure), so two seeds' wide t intervals, or one
+    row that diverges beyond the training length, do not flatten every line."""
     if log2_x:  # a point at x <= 0 has no place on a log axis: a gap
         series = [dataclasses.replace(s, points=[p if p[0] > 0 else (1.0, None, None, None) for p in s.points])
                   for s in series]
     xs = [x for s in series for x, y, *_ in s.points if y is not None]
     if not xs:
         return ""
-    ranged = y_from or series
+    ranged = y_from or [s for s in series if not s.hidden] or series
     ys = _y_range([y for s in ranged for _, y, *_ in s.points if y is not None]
                   + ([chance] if chance is not None else []),
                   [v for s in ranged for _, y, lo, hi in s.points if y is not None for v in (lo, hi) if v is not None],
                   bounds)
     legend_w = (max(len(s.label) for s in series) * CHAR_W + 36) if legend else 0
-    in_legend = sum(1 for s in series if s.colour != CONTEXT)  # grey context lines have no legend line
-    height = max(height, 60 + 15 * in_legend) if legend else height
+    height = max(height, 60 + 15 * min(len(series), LEGEND_ROWS)) if legend else height
     f = _Frame(56, 26, width - 56 - 12, height - 26 - 44, min(xs), max(xs), *ys, log2_x=log2_x)
     if marker_x is not None:
         f.x0, f.x1 = min(f.x0, marker_x), max(f.x1, marker_x)
@@ -287,17 +280,20 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         f.parts.append(f'<line class="chance" x1="{f.left}" y1="{y:.1f}" x2="{f.left + f.width}" y2="{y:.1f}" '
                        'stroke="#999" stroke-dasharray="1 3"/>')
         f.parts.append(_text(f.left + f.width - 3, y - 3, f"chance {chance:.3g}", "end", extra=' fill="#555"'))
-    # grey context lines first, underneath; data-order keeps the given order for the site's script
-    for order, s in sorted(enumerate(series), key=lambda os: os[1].colour != CONTEXT):
+    clip = "clip-" + hashlib.sha256(f"{title}|{xlabel}|{ylabel}".encode()).hexdigest()[:10]  # unique on a page
+    f.parts.append(f'<clipPath id="{clip}"><rect x="{f.left}" y="{f.top}" width="{f.width}" height="{f.height}"/></clipPath>'
+                   f'<g clip-path="url(#{clip})">')
+    for order, s in enumerate(series):  # data-order keeps the given order (a board's: best first) for the script
         f.parts.append(_series(f, s, order))
+    f.parts.append("</g>")
     if legend:
-        _legend(f.parts, width + 8, 40, [(s.key, s.label, s.colour, s.dash) for s in series])
+        _legend(f.parts, width + 8, 40, [(s.key, s.label, s.colour, s.dash, s.hidden) for s in series])
     return _svg(width + legend_w, height, f.parts, title)
 
 
 def _series(f: _Frame, s: Series, order: int = 0) -> str:
-    context = " context" if s.colour == CONTEXT else ""
-    out = [f'<g class="series{context}" data-key="{escape(s.key)}" data-order="{order}">']
+    out = [f'<g class="series" data-key="{escape(s.key)}" data-order="{order}"'
+           + (' style="display:none"' if s.hidden else "") + ">"]
     runs, current = [], []
     for point in s.points:
         if point[1] is None:
@@ -310,7 +306,7 @@ def _series(f: _Frame, s: Series, order: int = 0) -> str:
         runs.append(current)
     for run in runs:
         banded = [p for p in run if p[2] is not None and p[3] is not None]
-        if len(banded) > 1 and not context:  # a context line's band would fog the coloured ones
+        if len(banded) > 1:
             def clip(v: float) -> float:
                 return min(max(v, f.y0), f.y1)
 
@@ -318,7 +314,7 @@ def _series(f: _Frame, s: Series, order: int = 0) -> str:
             edge += [f"{f.px(x):.1f},{f.py(clip(lo)):.1f}" for x, _, lo, _ in reversed(banded)]
             out.append(f'<polygon class="band" points="{" ".join(edge)}" fill="{s.colour}" fill-opacity="0.08"/>')
         path = " ".join(f"{f.px(x):.1f},{f.py(y):.1f}" for x, y, *_ in run)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{s.colour}" stroke-width="{1.1 if context else 1.8}"'
+        out.append(f'<polyline points="{path}" fill="none" stroke="{s.colour}" stroke-width="1.8"'
                    + (f' stroke-dasharray="{s.dash}"' if s.dash else "") + "/>")
         for x, y, lo, hi in run:
             tip = f"{s.label}: {y:.4g} at {x:g}" + (f" [{lo:.4g}, {hi:.4g}]" if lo is not None and hi is not None else "")
@@ -329,22 +325,24 @@ def _series(f: _Frame, s: Series, order: int = 0) -> str:
 
 
 def scatter_plot(points: list[Point], *, title: str, xlabel: str, ylabel: str, width: float = 560,
-                 height: float = 360) -> str:
-    """Points with error bars, a legend, and direct labels wherever one fits without overlapping."""
+                 height: float = 360, legend: bool = True) -> str:
+    """Points with error bars, a legend (``legend``: else the page's own), and direct labels
+    wherever one fits without overlapping."""
     points = [p for p in points if p.drawable]
     if not points:
         return ""
     xs = [v for p in points for v in (p.x, *(p.x_err or ()))]
     ys = [v for p in points for v in (p.y, *(p.y_err or ()))]
-    legend_w = max(len(p.label) for p in points) * CHAR_W + 36
-    height = max(height, 60 + 15 * len(points))
+    legend_w = (max(len(p.label) for p in points) * CHAR_W + 36) if legend else 0
+    height = max(height, 60 + 15 * len(points)) if legend else height
     f = _Frame(56, 26, width - 56 - 12, height - 26 - 44, *_range(xs, 0.08), *_range(ys, 0.08))
     xticks, yticks = nice_ticks(f.x0, f.x1), nice_ticks(f.y0, f.y1)
     f.x0, f.x1, f.y0, f.y1 = xticks[0], xticks[-1], yticks[0], yticks[-1]
     _axes(f, xticks, yticks, xlabel, ylabel, title)
-    boxes = [(f.px(p.x) - 4, f.py(p.y) - 4, f.px(p.x) + 4, f.py(p.y) + 4) for p in points]  # markers
+    # the shown markers; a hidden point gets no direct label (a reader who shows it reads its legend item)
+    boxes = [(f.px(p.x) - 4, f.py(p.y) - 4, f.px(p.x) + 4, f.py(p.y) + 4) for p in points if not p.hidden]
     for p in points:
-        g = [f'<g class="series" data-key="{escape(p.key)}">']
+        g = [f'<g class="series" data-key="{escape(p.key)}"' + (' style="display:none"' if p.hidden else "") + ">"]
         cx, cy = f.px(p.x), f.py(p.y)
         if p.x_err:
             g.append(f'<line x1="{f.px(p.x_err[0]):.1f}" y1="{cy:.1f}" x2="{f.px(p.x_err[1]):.1f}" y2="{cy:.1f}" '
@@ -354,13 +352,14 @@ def scatter_plot(points: list[Point], *, title: str, xlabel: str, ylabel: str, w
                      f'stroke="{p.colour}" stroke-width="1.2"/>')
         tip = f"{p.label}: x {p.x:.3g}, y {p.y:.3g}"
         g.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{p.colour}"><title>{escape(tip)}</title></circle>')
-        spot = _free_spot(cx, cy, len(p.label) * CHAR_W * 0.9, boxes, f)
+        spot = None if p.hidden else _free_spot(cx, cy, len(p.label) * CHAR_W * 0.9, boxes, f)
         if spot is not None:
             boxes.append(spot)
             g.append(_text(spot[0], spot[3] - 2, p.label, size=FONT - 1, extra=f' fill="{p.colour}"'))
         g.append("</g>")
         f.parts.append("".join(g))
-    _legend(f.parts, width + 8, 40, [(p.key, p.label, p.colour, "") for p in points])
+    if legend:
+        _legend(f.parts, width + 8, 40, [(p.key, p.label, p.colour, "", p.hidden) for p in points])
     return _svg(width + legend_w, height, f.parts, title)
 
 

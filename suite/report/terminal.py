@@ -76,6 +76,34 @@ def _name(e) -> str:
     return for_terminal(e.display_name + (f" ({e.trained_as})" if e.trained_as else ""), MAX_LABEL)
 
 
+def _cell_text(cell: Cell | None, col: Column) -> str:
+    """A cell as its lines: the mean, and its interval under it."""
+    interval = _interval(cell, col, compact=True)
+    return _value(cell, col) + (f"\n{interval}" if interval else "")
+
+
+def _width(texts: list[str], col: Column) -> int:
+    """A column's width: its longest line or header word, and the space before it."""
+    lines = [line for t in texts for line in t.split("\n")] + col.short.split()
+    return max(map(len, lines), default=1) + 1
+
+
+def fit_columns(board: Board, columns: list[Column], texts: dict[str, list[str]], room: int):
+    """The columns that fit ``room`` characters beside the names, and those left out: the
+    rightmost first, never the rank, the mean score or the column the board ranks by (its
+    headline's figure), as the site hides a table's columns (suite.report.shown.column_priority)."""
+    kept = list(columns)
+    keep = {"rank", "score", board.ranked_by}
+    left_out = []
+    while sum(_width(texts[c.key], c) + 1 for c in kept) > room:  # + 1: rich sets each column apart by one more
+        droppable = [c for c in kept if c.key not in keep and c.group != "rank"]
+        if not droppable:
+            break
+        left_out.insert(0, droppable[-1])
+        kept.remove(droppable[-1])
+    return kept, left_out
+
+
 def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
     columns = [c for c in board.columns if c.group in TABLE_GROUPS]
     if kind_of(board).carries_checkpoint_columns:  # the cost board shows them, not its terminal table
@@ -84,17 +112,15 @@ def _table(board: Board, width: int | None, terminal_width: int = 80) -> Table:
                   width=width)
     longest = max((len(_name(e)) for e in board.entries), default=NAME_WIDTH)
     name_width = max(NAME_WIDTH, longest) if terminal_width >= WIDE else NAME_WIDTH
+    texts = {c.key: [_cell_text(e.cells.get(c.key), c) for e in board.entries] for c in columns}
+    columns, left_out = fit_columns(board, columns, texts, terminal_width - name_width - 1)  # 1: the name's gap
     table.add_column("encoding", max_width=name_width, overflow="ellipsis", no_wrap=True)
-    for c in columns:
-        table.add_column(escape(c.short), justify="right", overflow="fold")
-    for e in board.entries:
-        name = _name(e)
-        cells = []
-        for c in columns:
-            cell = e.cells.get(c.key)
-            interval = _interval(cell, c, compact=True)
-            cells.append(_value(cell, c) + (f"\n{interval}" if interval else ""))
-        table.add_row(Text(name), *(Text(c) for c in cells))
+    for c in columns:  # a figure is never cut or folded across lines (its header may wrap): what cannot fit is left out
+        table.add_column(escape(c.short), justify="right", overflow="fold", min_width=_width(texts[c.key], c))
+    for i, e in enumerate(board.entries):
+        table.add_row(Text(_name(e)), *(Text(texts[c.key][i]) for c in columns))
+    if left_out:
+        table.caption = f"left out to fit {terminal_width} columns: {', '.join(c.short for c in left_out)} (--format csv has them)"
     if any(c.chance is not None for c in columns):
         table.add_row("chance", *["" if c.chance is None else f"{c.chance:.{max(c.digits, 2)}f}" for c in columns],
                       style="dim")

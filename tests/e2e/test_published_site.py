@@ -1,8 +1,10 @@
 """The published leaderboard as its readers get it: rendered from the committed snapshot
 (``leaderboard/``) by ``posbench site --published``, served by ``python -m http.server`` under a
 sub-path (as GitHub Pages serves a project's site, ``https://OWNER.github.io/REPO/``), and read in
-headless Chromium. Also: a board of 40 encodings whose plot, filtered to 3, draws 3 lines in 3
-colours of their own.
+headless Chromium: at 1280 px every kind's widest board shows its rank, names and headline figure
+without scrolling sideways; an encoding has one colour on every page; the compare page opens on
+two rows with data. Also: a board of 40 encodings whose plot shows its top rows, and 3 when
+filtered to 3, each line in its encoding's own colour.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from suite.cli.main import main
-from suite.report import plots
+from suite.report.shown import PLOT_TOP
 from suite.report.site import render
 
 from tests.conftest import REPO
@@ -148,8 +150,14 @@ def test_a_filter_on_a_published_board_acts_on_its_plot_and_table_alike(served, 
     base, site = served
     board = biggest_board(site, "lm")
     browser.open(base + f"boards/{board}.html")
-    rows = browser.js("document.querySelectorAll('tbody tr[data-encoding]').length")
-    assert len(visible_series(browser, "svg.plot g.series")) == rows > 20
+    order = browser.js("Array.prototype.map.call(document.querySelectorAll('tbody tr[data-encoding]'), "
+                       "function (r) { return r.dataset.encoding; })")
+    rows = len(order)
+    # a plot of 35+ rows shows its top rows, not 35 lines; its legend shows the others on demand
+    assert rows > 20 and [s["key"] for s in visible_series(browser, "svg.plot g.series")] == order[:PLOT_TOP]
+    browser.js("document.querySelector('#legend button[data-show=all]').click()")
+    assert len(visible_series(browser, "svg.plot g.series")) == rows
+    browser.js("document.querySelector('#legend button[data-show=top]').click()")
     browser.js("""var i = document.querySelector('#filters input[name=text]'); i.value = 'alibi, nope';
                   i.dispatchEvent(new Event('input', {bubbles: true}));""")
     shown_rows = browser.js("""Array.prototype.filter.call(document.querySelectorAll('tbody tr[data-encoding]'),
@@ -180,21 +188,107 @@ def forty(tmp_path_factory):
     return root / "site", names
 
 
-def test_a_plot_of_40_encodings_filtered_to_3_draws_3_lines_in_colours_of_their_own(forty, browser):
+def test_a_plot_of_40_encodings_shows_its_top_rows_and_filtered_to_3_draws_3_lines_in_their_own_colours(forty, browser):
     site, names = forty
     browser.open((site / "boards" / "lm-tiny-lm.html").as_uri())
-    every = visible_series(browser, "svg.plot g.series")
-    assert len(every) == 40
-    coloured = [s["colour"] for s in every if s["colour"] != plots.CONTEXT]
-    assert len(coloured) == len(set(coloured)) == len(plots.PALETTE)  # past the palette: grey context, no repeat
-    picked = ["enc31", "enc35", "enc39"]  # all three grey before the filter: the filter gives them colours
+    first = visible_series(browser, "svg.plot g.series")
+    assert [s["key"] for s in first] == names[:PLOT_TOP]  # the best rows (lowest bits per byte) first
+    assert len({s["colour"] for s in first}) == PLOT_TOP  # the top rows: distinct colours
+    before = browser.js("""Object.fromEntries(Array.prototype.map.call(document.querySelectorAll('svg.plot g.series > polyline'),
+                           function (l) { return [l.parentElement.dataset.key, l.getAttribute('stroke')]; }))""")
+    picked = ["enc31", "enc35", "enc39"]  # all three hidden before the filter: the filter shows them
     browser.js(f"""var i = document.querySelector('#filters input[name=text]'); i.value = {json.dumps(', '.join(picked))};
                    i.dispatchEvent(new Event('input', {{bubbles: true}}));""")
     shown = visible_series(browser, "svg.plot g.series")
     assert sorted(s["key"] for s in shown) == picked
-    assert sorted(s["colour"] for s in shown) == sorted(plots.PALETTE[:3])
+    assert {s["key"]: s["colour"] for s in shown} == {k: before[k] for k in picked}  # their own, not the plot's
     swatches = browser.js("""Object.fromEntries(Array.prototype.map.call(document.querySelectorAll('tbody .swatch'),
-                             function (s) { return [s.dataset.key, getComputedStyle(s).backgroundColor]; }))""")
-    assert len({swatches[k] for k in picked}) == 3  # the table's swatches follow their lines
+                             function (s) { return [s.dataset.key, s.style.background]; }))""")
+    assert len(before) == 40 and all(hex_to_rgb(before[k]) == swatches[k] for k in names)  # swatch and line alike
     assert browser.js("location.search").startswith("?text=")  # the filter stays in the address
+    assert browser.errors() == []
+
+
+def hex_to_rgb(colour: str) -> str:
+    """'#1f77b4' as the browser reads a style back: 'rgb(31, 119, 180)'."""
+    return "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+def widest_boards(site: Path) -> list[str]:
+    """Of each kind of board, the one whose table has the most columns, then the most rows."""
+    widest: dict[str, tuple] = {}
+    for page in site.glob("boards/*.html"):
+        html = page.read_text()
+        kind = re.search(r'<section class="board" id="[^"]+"[^>]* data-kind="([^"]+)"', html).group(1)
+        size = (html.count("<th data-col="), html.count("<tr data-family="), page.stem)
+        widest[kind] = max(widest.get(kind, size), size)
+    return sorted(size[2] for size in widest.values())
+
+
+def test_every_kinds_widest_board_fits_1280_px_with_its_rank_names_and_headline_figure(served, browser):
+    """In Chromium at 1280 px: the table scrolls not sideways; its rank, encoding name and the column
+    it ranks by (its headline's figure) are on screen; the columns left out are a click away; and
+    every encoding has one colour on every page read here (swatches, lines, points, legends)."""
+    base, site = served
+    browser.resize(1280, 900)
+    boards = widest_boards(site)
+    assert len(boards) >= 6 and "lm-tiny-lm-l64-1000x16" in boards  # the 41-row, 15-column board
+    colours: dict[str, set] = {}
+    swatched: set[str] = set()
+
+    def read_colours():
+        swatched.update(browser.js("Array.prototype.map.call(document.querySelectorAll('.swatch[data-key]'), "
+                                   "function (s) { return s.dataset.key; })"))
+        found = browser.js("""Array.prototype.concat.call([],
+            Array.prototype.map.call(document.querySelectorAll('.swatch[data-key]'), function (s) {
+              return [s.dataset.key, getComputedStyle(s).backgroundColor]; }),
+            Array.prototype.map.call(document.querySelectorAll('svg g.series[data-key] > polyline, svg g.series[data-key] > circle, g.legend-item > line, #legend line'), function (el) {
+              var key = (el.closest('[data-key]') || {}).dataset.key;
+              var c = el.getAttribute('stroke') || el.getAttribute('fill'); var s = document.createElement('span');
+              s.style.color = c; document.body.appendChild(s); var rgb = getComputedStyle(s).color; s.remove();
+              return [key, rgb]; }))""")
+        for key, colour in found:
+            colours.setdefault(key, set()).add(colour)
+
+    for board in boards:
+        browser.open(base + f"boards/{board}.html")
+        fit = browser.js(f"""(function () {{
+            var table = document.getElementById('t-{board}'), box = table.parentElement;
+            var head = Array.prototype.slice.call(table.tHead.rows[0].cells);
+            var must = head.filter(function (th) {{ return th.classList.contains('name') || th.dataset.keep === '0'; }});
+            return {{scroll: box.scrollWidth, width: box.clientWidth, page: document.documentElement.scrollWidth,
+                     must: must.map(function (th) {{ var r = th.getBoundingClientRect();
+                       return [th.dataset.col || 'name', getComputedStyle(th).display !== 'none' && r.width > 0 && r.right <= 1280]; }}),
+                     hidden: head.filter(function (th) {{ return getComputedStyle(th).display === 'none'; }}).length,
+                     offered: document.querySelectorAll('details.columns[data-table="t-{board}"] input:not(:checked)').length}};
+        }})()""")
+        assert fit["scroll"] <= fit["width"] and fit["page"] <= 1280, (board, fit)
+        assert all(ok for _, ok in fit["must"]) and {"name"} < {c for c, _ in fit["must"]}, (board, fit)
+        assert fit["hidden"] == fit["offered"], (board, fit)  # every column left out has its checkbox
+        if board.startswith(("lm-", "task-")):  # ranked boards: the rank and the ranked column are among them
+            assert {"rank", "s16"} <= {c for c, _ in fit["must"]}, (board, fit)
+        read_colours()
+    for page in ("index.html", "compare.html", "encodings/alibi.html", "encodings/rope.html"):
+        browser.open(base + page)
+        read_colours()
+    encodings = set(swatched)  # a loss-vs-position plot's series are scales ("1x"), not encodings
+    assert len(encodings) > 40 and {k: v for k, v in colours.items() if k in encodings and len(v) != 1} == {}
+    assert browser.errors() == []
+
+
+def test_the_compare_page_opens_on_the_canonical_boards_leaders_with_data(served, browser):
+    base, _ = served
+    browser.open(base + "index.html")
+    canonical = browser.js("document.querySelector('#answers > li a[href^=\"boards/\"]').getAttribute('href')")
+    board = canonical.split("/")[-1].removesuffix(".html")
+    browser.open(base + canonical)
+    leaders = browser.js("Array.prototype.map.call(document.querySelectorAll('tbody tr[data-encoding]'), "
+                         "function (r) { return r.dataset.encoding; }).slice(0, 2)")
+    browser.open(base + "compare.html")
+    chosen = browser.js("""Array.prototype.filter.call(document.querySelectorAll('#picker input'),
+                           function (i) { return i.checked; }).map(function (i) { return i.value; })""")
+    assert sorted(chosen) == sorted(leaders)
+    shown = visible_series(browser, f"#cmp-{board} svg g.series")
+    assert sorted(s["key"] for s in shown) == sorted(leaders)
+    assert browser.js(f"document.querySelectorAll('#pairs-{board} tbody tr').length") == 1  # their difference
     assert browser.errors() == []

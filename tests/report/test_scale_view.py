@@ -89,7 +89,6 @@ def test_the_bootstrap_interval_covers_the_true_tau_of_a_partial_agreement():
 
 
 def test_the_scale_page_states_each_questions_agreement_and_finding():
-    from suite.report import plots
     from suite.report.pages import environment
 
     rng = np.random.default_rng(5)
@@ -97,7 +96,6 @@ def test_the_scale_page_states_each_questions_agreement_and_finding():
     flipped = {**tiny, "a": tiny["b"] + 0.5}  # a falls behind b at the larger size
     qs = questions(boards({"tiny": tiny, "small": flipped}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
     env = environment()
-    env.globals.update(palette=list(plots.PALETTE), context_colour=plots.CONTEXT)
     html = env.get_template("scale.html").render(root="", page="scale", n_runs=0, head=None, method="",
                                                  snapshot=None, questions=qs)
     (q,) = qs

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.report import plots, stats
+from suite.report import stats
+from suite.report.shown import PLOT_TOP
 from suite.cli.main import main
 from suite.results.record_types import SCHEMA_VERSION, from_json
 from suite.results.records import write_record
@@ -226,7 +227,10 @@ def test_training_free_variants_are_marked_and_share_their_checkpoint(project):
     assert {e.encoding: e.trained_as for e in lm.entries}["yarn"] == "rope"
     glue = board(project, "glue-tiny-lm")
     scores = {e.encoding: e.cells["glue_score"].value for e in glue.entries}
-    assert scores["yarn"] == scores["rope"] == pytest.approx(0.61)  # the checkpoint's score
+    assert "yarn" not in scores and scores["rope"] == pytest.approx(0.61)  # one row per checkpoint, not a tie of two
+    assert next(e for e in glue.entries if e.encoding == "rope").shared_by == ["rope-llama3", "yarn"]
+    lm_glue = {e.encoding: e.cells["glue"].value for e in lm.entries}
+    assert lm_glue["yarn"] == lm_glue["rope"] == pytest.approx(0.61)  # beside the LM figures: its checkpoint's
     assert "&#8627; rope checkpoint" in section(board_html(project, "lm-tiny-lm"), "lm-tiny-lm")
     cost = board(project, "cost-tiny-lm")
     assert next(e for e in cost.entries if e.encoding == "rope").shared_by == ["rope-llama3", "yarn"]
@@ -376,12 +380,19 @@ def test_an_encoding_page_has_its_scores_and_ranks_on_every_board_and_its_papers
     lb = build_from(project)
     mine = [b for b in lb.all if any(e.encoding == "alibi" for e in b.entries)]
     assert len(mine) >= 3
-    for b in mine:  # every board that has the row, linked, with the row's rank where the board ranks
+    apart = 0
+    for b in mine:  # every board that has the row, linked, with the row's rank where the board's ranks separate rows
         assert f'href="../boards/{b.id}.html"' in table
         entry = next(e for e in b.entries if e.encoding == "alibi")
         if entry.cells.get("rank") and entry.cells["rank"].text:
             row = next(r for r in table.split("<tr>") if f'../boards/{b.id}.html"' in r)
-            assert f">{entry.cells['rank'].text}<" in row
+            n = len(b.entries)
+            separated = any(e.rank is not None and (e.rank > 1 or e.rank_hi < n) for e in b.entries)
+            apart += separated
+            assert (f">{entry.cells['rank'].text}<" in row) == separated, (b.id, row)
+            assert ("none apart" in row) != separated
+            assert (">yes" in row) == (separated and bool(b.headline) and entry.rank == 1)  # the headline names it
+    assert apart >= 1
     assert 'href="https://arxiv.org/' in page  # the paper's link: its arXiv page or an arXiv title search
 
 
@@ -485,20 +496,27 @@ def test_effective_length_is_shown_only_where_it_tells_rows_apart(project):
     assert any(n.startswith("Effective length (") and "does not tell these rows apart" in n for n in flip.notes)
 
 
-def test_no_colour_repeats_on_one_plot_and_the_table_follows_the_plot(project):
-    """A plot's lines take the palette's distinct colours in the board's order, the rest grey
-    context (plots.plot_colours); a board page's table swatches carry the plot's colours."""
-    many = [f"enc{i}" for i in range(len(plots.PALETTE) + 5)]
-    colours = plots.plot_colours(many)
-    coloured = [c for c in colours.values() if c != plots.CONTEXT]
-    assert len(coloured) == len(set(coloured)) == len(plots.PALETTE)
-    assert [colours[n] for n in many[len(plots.PALETTE):]] == [plots.CONTEXT] * 5
+def test_an_encoding_keeps_one_colour_on_every_page_and_a_plot_shows_its_top_rows(project):
+    """Every swatch, line, point and legend item of an encoding has one colour on every page (one
+    site-wide assignment, suite.report.plots.assign_styles); a board's plot shows its top rows at
+    first and draws the rest hidden, for its legend to show."""
+    colours: dict[str, set[str]] = {}
+    encodings = {e.encoding for b in build_from(project).all for e in b.entries}
+    for page in (project / "site").rglob("*.html"):
+        html = page.read_text()
+        for key, colour in re.findall(r'class="swatch" data-key="([^"]+)" style="background: ([^"]+)"', html):
+            colours.setdefault(key, set()).add(colour)
+        for key, group in re.findall(r'<g class="(?:series|legend-item)" data-key="([^"]+)"[^>]*>(.*?)</g>', html, re.S):
+            if key in encodings:
+                colours.setdefault(key, set()).update(re.findall(r'(?:stroke|fill)="(#[0-9a-f]{6}|hsl[^"]+)"', group))
+    assert len(colours) >= 5 and {k: v for k, v in colours.items() if len(v) != 1} == {}
+    lm = board(project, "lm-tiny-lm")
     html = board_html(project, "lm-tiny-lm")
-    swatches = dict(re.findall(r'<span class="swatch" data-key="([^"]+)" style="background: ([^"]+)"', html))
-    lines = dict(re.findall(r'<g class="series[^"]*" data-key="([^"]+)" data-order="\d+"><polygon[^>]*/?>?.*?'
-                            r'<polyline[^>]*stroke="([^"]+)"', html, re.S))
-    assert len(set(swatches.values())) == len(swatches) >= 4
-    assert {k: v for k, v in lines.items()} == {k: swatches[k] for k in lines}
+    plot = re.findall(r"<svg.*?</svg>", html, re.S)[0]
+    hidden = re.findall(r'<g class="series" data-key="([^"]+)" data-order="\d+" style="display:none">', plot)
+    assert hidden == [e.encoding for e in lm.entries[PLOT_TOP:]]
+    assert len(re.findall(r'<input type="checkbox" value="[^"]+" checked data-top>', html)) == min(PLOT_TOP,
+                                                                                                   len(lm.entries))
 
 
 def test_length_plots_share_the_board_axis_and_mark_chance(project):

@@ -43,3 +43,28 @@ def test_odd_names_survive_markdown_and_csv():
         out = io.StringIO()
         print_boards([odd_board()], fmt, out)
         assert ODD in out.getvalue() and BOLD in out.getvalue()
+
+
+def wide_board(columns: int) -> Board:
+    """A board of ``columns`` cost columns whose figures are 15 characters wide (a bench's)."""
+    cols = [Column(f"c{i}", f"figure {i}", f"fig {i}", "a figure", False, 0, "cost") for i in range(columns)]
+    entries = []
+    for r in range(3):
+        e = Entry(f"enc{r}", f"Encoding number {r}", None, None)
+        e.cells = {c.key: Cell(48_020 + r, None, "ok", f"{48_020 + r:,} (0.8{r}x)") for c in cols}
+        entries.append(e)
+    return Board(id="bench-wide", kind="bench", title="wide", size="tiny", task="lm", metric=None, columns=cols,
+                 entries=entries, seeds=[], method="one measurement")
+
+
+def test_piped_a_figure_is_never_cut_or_folded_a_column_that_cannot_fit_is_named():
+    out = io.StringIO()
+    print_boards([wide_board(9)], out=out)
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 80
+    row = next(line for line in lines if "48,021" in line)  # the second row
+    shown = row.count("48,021 (0.81x)")
+    assert 1 <= shown < 9 and "(0.8" not in row.replace("48,021 (0.81x)", "")  # whole figures only
+    caption = " ".join(text.split())
+    assert f"left out to fit 80 columns: {', '.join(f'fig {i}' for i in range(shown, 9))}" in caption

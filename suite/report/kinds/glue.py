@@ -26,7 +26,7 @@ class GlueBoard(BoardKind):
     heading = "GLUE-style scores"
     blurb = ("Each backbone fine-tuned with a small head on the last byte, one recipe for every encoding; each "
              "task's score is the mean of its GLUE metrics, the overall score their unweighted mean, as in GLUE. "
-             "Training-free variants share the score of the checkpoint they evaluate.")
+             "One row per checkpoint: training-free variants share the row of the checkpoint they evaluate.")
     order = 3
     fine_tuned = True
     # 0.05 of the score: fine-tuning scores of encodings on a backbone differ by a few points
@@ -48,16 +48,19 @@ class GlueBoard(BoardKind):
 
     @classmethod
     def lend(cls, boards: list[Board], carriers: list[Board]) -> None:
-        """Beside each board of the same checkpoints' own scores: their GLUE-style score."""
+        """Beside each board of the same checkpoints' own scores: their GLUE-style score, from the
+        board of the same size, task and recipe (the checkpoints of another recipe are others) with the
+        most rows, the first of those. A training-free variant has the score of its checkpoint's row."""
         for board in carriers:
-            g = next((b for b in boards if b.size == board.size and b.task == board.task
-                      and b.architecture == board.architecture), None)
+            same = [b for b in boards if b.size == board.size and b.task == board.task and b.recipe == board.recipe
+                    and b.architecture == board.architecture]
+            g = max(same, key=lambda b: len(b.entries), default=None)
             if g is not None:
                 board.columns.append(Column("glue", "GLUE-style score", "GLUE", "the same checkpoints fine-tuned on "
                                             "the GLUE-style battery (see its board)", False, 3, "glue", g.chance))
                 cells = {e.encoding: e.cells["glue_score"] for e in g.entries}
                 for e in board.entries:
-                    e.cells["glue"] = cells.get(e.encoding, Cell(status="missing"))
+                    e.cells["glue"] = cells.get(e.encoding, cells.get(e.trained_as, Cell(status="missing")))
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ def glue_boards(selected: dict[tuple, list[dict]], runs: dict, entries_of_run: d
         id_part = "-".join(p for p in id_parts if p) or None
         board = _glue_board(slug(GlueBoard.name, size, trained_on, id_part), title, size, trained_on, rows,
                             entries_of_run, chances)
+        board.recipe = recipe.label if recipe is not None else None
         boards.append(board)
         of_setting[board.id] = ((size, trained_on, recipe), setting)
     name_left_out(boards, of_setting)
@@ -184,15 +188,23 @@ def name_left_out(boards: list[Board], of_setting: dict[str, tuple]) -> None:
             break
 
 
+def checkpoint_owners(owners: list[dict]) -> list[dict]:
+    """The encodings evaluated on one checkpoint, the one it was trained as first: a GLUE-style score
+    fine-tunes the checkpoint, so its training-free variants have the same figures, and counting them
+    as rows of their own would make one checkpoint a tie of several (its row names them)."""
+    return sorted(owners, key=lambda o: (bool(o["trained_as"]) and o["trained_as"] != o["encoding"], o["encoding"]))
+
+
 def _glue_board(board_id, title, size, trained_on, rows, entries_of_run, chances) -> Board:
     names = sorted({f["task"].split("/", 1)[1] for f in rows if "/" in f["task"]})
     by_entry: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     entries: dict[str, Entry] = {}
     for f in rows:
-        for owner in entries_of_run.get(f["run_id"]) or [f]:
-            entry = entries.setdefault(owner["encoding"], entry_of(owner))
-            entry.family = entry.family or owner.get("family")
-            by_entry[owner["encoding"]][f["task"]].append(f)
+        own, *sharing = checkpoint_owners(entries_of_run.get(f["run_id"]) or [f])
+        entry = entries.setdefault(own["encoding"], entry_of(own))
+        entry.family = entry.family or own.get("family")
+        entry.shared_by = sorted(set(entry.shared_by) | {o["encoding"] for o in sharing})
+        by_entry[own["encoding"]][f["task"]].append(f)
     chances = {t: next((f["chance"] for f in rows if f["task"] == f"glue/{t}" and f["chance"] is not None),
                        chances.get(t)) for t in names}  # a row's own chance level first
     task_chance = [chances.get(t) for t in names]
