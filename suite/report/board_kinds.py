@@ -34,6 +34,7 @@ class BoardKind:
     zero_warning: ClassVar[str] = "Every row scores 0 at every length: no encoding solves this task, so it is not ranked."
     compared: ClassVar[bool] = True  # its scale and score columns are offered in the compare view
     overlaid: ClassVar[bool] = False  # an overlay of every row's score against length (index and encoding pages)
+    across_corpora: ClassVar[bool] = False  # its figures are a corpus's text: compared code against prose (corpus_view)
     metric_in_id: ClassVar[bool] = True  # the metric is part of the board's id
     # the board of the checkpoints' own scores: the same checkpoints' GLUE-style score and
     # training cost are shown beside it (lent by those kinds: BoardKind.lend)

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from suite.report import ranking
+from suite.report.board_kinds import BOARD_KINDS
 from suite.report.board_types import Board
 from suite.report.scale_view import Agreement, agreement, per_seed
 
@@ -109,7 +110,7 @@ def compare(other: Board, code: Board, column: str, question: str) -> CorpusComp
 def comparisons(boards: list[Board], canonical_ids: set[str] = frozenset()) -> list[CorpusComparison]:
     """Each ranked language-modelling board of another corpus against the code boards of its size:
     the one of its recipe, and the size's canonical board where that is another."""
-    lm = [b for b in boards if b.kind == "lm" and b.ranked_by and not b.architecture and b.scales]
+    lm = [b for b in boards if BOARD_KINDS.get(b.kind).across_corpora and b.ranked_by and not b.architecture and b.scales]
     out = []
     for other in (b for b in lm if b.task != CODE_TASK):
         same_size = [b for b in lm if b.task == CODE_TASK and b.size == other.size and b.train_len == other.train_len]

@@ -16,6 +16,7 @@ class LanguageModellingBoard(ScaleBoardKind):
              "at each multiple s of the training length L; ranked at the longest.")
     order = 0
     overlaid = True
+    across_corpora = True
     metric_in_id = False
     carries_checkpoint_columns = True
     change_column = True  # a lead at 16x may be all in-distribution quality (Canon layers: 0.583 at 1x, 0.579 at 16x)
