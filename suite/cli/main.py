@@ -147,8 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("eval_ids", nargs="*", metavar="EVAL_ID", help="evaluations to rescore (default: every one with samples)")
     p.set_defaults(func=cmd_rescore)
 
-    p = sub.add_parser("leaderboard", help="print every board of the leaderboard in the terminal")
-    p.add_argument("--board", metavar="NAME", help="print only this board (its name is printed above each board)")
+    p = sub.add_parser("leaderboard", help="the leaderboard in the terminal: the answers and an index of its boards")
+    p.add_argument("--board", metavar="NAME", help="print only this board (the index names each)")
+    p.add_argument("--all", action="store_true", help="print every board after the answers")
     p.add_argument("--format", default="table", choices=("table", "csv", "markdown"), help="output format (default table)")
     p.add_argument("--published", nargs="?", const="leaderboard", default=None, metavar="FOLDER",
                    help="the boards of the committed snapshot (default folder: leaderboard/) instead of results/")

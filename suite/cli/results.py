@@ -84,10 +84,10 @@ def cmd_leaderboard(args) -> int:
     from suite.report.terminal import leaderboard
 
     if not args.published:
-        return leaderboard(project_of(args).database, args.board, args.format)
+        return leaderboard(project_of(args).database, args.board, args.format, every=args.all)
     try:
         with published_database(project_of(args), args.published) as (database, *_):
-            return leaderboard(database, args.board, args.format)
+            return leaderboard(database, args.board, args.format, every=args.all)
     except FileNotFoundError as exc:
         err_console.print(str(exc), markup=False)
         return 1

@@ -173,8 +173,10 @@ def _markdown(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
-def leaderboard(database: Path, board: str | None = None, fmt: str = "table", out=None, width: int | None = None) -> int:
-    """Print every board (or the one named ``board``) of ``database``; returns an exit code."""
+def leaderboard(database: Path, board: str | None = None, fmt: str = "table", out=None, width: int | None = None,
+                every: bool = False) -> int:
+    """Print the answers and an index of the boards of ``database``, or the board named ``board``,
+    or (``every``, and the csv and markdown formats) every board; returns an exit code."""
     out = out or sys.stdout
     err = Console(stderr=True, highlight=False)
     with connect_readonly(database) as con:
@@ -196,8 +198,24 @@ def leaderboard(database: Path, board: str | None = None, fmt: str = "table", ou
         text = "\n".join(textwrap.fill(line, width or 80, subsequent_indent="  ", break_long_words=False,
                                        break_on_hyphens=False) for line in lines) + "\n\n"
         out.write(for_terminal(text, len(text), lines=True))  # display names come from records: no escape reaches the terminal
+        if not every and fmt == "table":  # the boards on request: an index of them, one line each
+            out.write(for_terminal(_board_index(boards, width or 80), MAX_INDEX, lines=True))
+            return 0
     print_boards(boards, fmt, out, width)
     return 0
+
+
+MAX_INDEX = 1_000_000  # characters of the boards' index (hundreds of boards of a line each)
+
+
+def _board_index(boards: list[Board], width: int) -> str:
+    """One line a board: its id, rows and title, cut to ``width``; how to print one or all."""
+    head = (f"Boards ({len(boards)}): `posbench leaderboard --board ID` prints one, `--all` prints every one.")
+    lines = textwrap.wrap(head, width, break_long_words=False, break_on_hyphens=False)
+    for b in boards:
+        line = f"  {b.id}  ({len(b.entries)} rows)  {b.title}"
+        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    return "\n".join(lines) + "\n"
 
 
 def print_boards(boards: list[Board], fmt: str = "table", out=None, width: int | None = None) -> None:

@@ -168,7 +168,7 @@ def test_ingest_is_idempotent(finished_grid, tmp_path):
 
 def test_leaderboard_prints_in_the_terminal(finished_grid, capsys):
     root, _ = finished_grid
-    assert main(["--root", str(root), "leaderboard"]) == 0
+    assert main(["--root", str(root), "leaderboard", "--all"]) == 0
     out = capsys.readouterr().out
     assert "NoPE" in out and "4x bpb" in out and "extrap. score" in out
     assert ("eff. length" in out) != ("Effective length (" in out)  # a column, or why it is left out

@@ -428,7 +428,7 @@ def test_compare_data_holds_every_entrys_seeds(project):
 
 
 def test_the_terminal_shows_every_board_in_80_columns(project, capsys):
-    assert main(["--root", str(project), "leaderboard"]) == 0
+    assert main(["--root", str(project), "leaderboard", "--all"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
     for board_id in ("lm-tiny-lm", "task-tiny-flip-acc", "task-tiny-recall-acc", "glue-tiny-lm", "cost-tiny-lm"):
@@ -533,3 +533,12 @@ def test_length_plots_share_the_board_axis_and_mark_chance(project):
     assert 'class="chance"' not in plot_after("lm-tiny-lm")  # bits per byte: no chance level
     compare = (project / "site" / "compare.html").read_text()
     assert 'class="legend-item"' in compare
+
+
+def test_the_terminal_answers_first_and_lists_the_boards_one_line_each(project, capsys):
+    """Without --board or --all: the answers, then an index of the boards, no board's table."""
+    assert main(["--root", str(project), "leaderboard"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Answers") and "Boards (" in out and "--all" in out
+    assert "  lm-tiny-lm  (" in out and "board lm-tiny-lm" not in out  # listed, not printed
+    assert max(len(line) for line in out.splitlines()) <= 80
