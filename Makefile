@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
-GRID   ?= grids/quick.yaml
+GRID   ?= grids/default.yaml
 JOBS   ?= 2  # worker processes: two single-threaded tiny models use 2 cores better than one
 
 .PHONY: run test test-fast site system-deps clean
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## make run: train and evaluate every cell of grids/quick.yaml, ingest into DuckDB, render the site
+## make run: train and evaluate every cell of the default job (grids/default.yaml), ingest into DuckDB, render the site
 run: $(STAMP)
 	$(VENV)/bin/posbench run $(GRID) --jobs $(JOBS)
 
