@@ -47,12 +47,15 @@ def public_table(con, table: str):
 
 
 def write_tables(con, data: Path) -> list[str]:
-    """Every table as ``data/<table>.csv`` and ``data/<table>.parquet``; their names, from the site's root."""
+    """Every table as ``data/<table>.csv.gz`` and ``data/<table>.parquet``; their names, from the
+    site's root. Compressed: the per-sample outputs were 81 MB of CSV and 40 MB of Parquet of the
+    site's 240 MB (gzip and zstd, which every CSV and Parquet reader opens, including pandas,
+    DuckDB and Arrow)."""
     data.mkdir(parents=True, exist_ok=True)
     names = []
     for table in TABLES:
         relation = public_table(con, table)
-        relation.write_csv(str(data / f"{table}.csv"), header=True, sep=",")
-        relation.write_parquet(str(data / f"{table}.parquet"))
-        names += [f"data/{table}.csv", f"data/{table}.parquet"]
+        relation.write_csv(str(data / f"{table}.csv.gz"), header=True, sep=",", compression="gzip")
+        relation.write_parquet(str(data / f"{table}.parquet"), compression="zstd")
+        names += [f"data/{table}.csv.gz", f"data/{table}.parquet"]
     return names

@@ -300,8 +300,9 @@ def test_a_quote_in_the_project_path_renders_the_site(tmp_path, text_folder, cap
     assert main(["--root", str(root), "ingest"]) == 0
     assert main(["--root", str(root), "site"]) == 0
     data = root / "site" / "_build" / "data"
-    assert {p.name for p in data.iterdir()} >= {"runs.csv", "runs.parquet", "samples.parquet", "leaderboard.json"}
-    assert (data / "runs.csv").read_text().startswith("run_id,") and "doc_id" in (data / "samples.csv").read_text()
+    assert {p.name for p in data.iterdir()} >= {"runs.csv.gz", "runs.parquet", "samples.parquet", "leaderboard.json"}
+    read = lambda name: gzip.decompress((data / name).read_bytes()).decode()  # noqa: E731
+    assert read("runs.csv.gz").startswith("run_id,") and "doc_id" in read("samples.csv.gz")
     assert main(["--root", str(root), "publish", str(grid)]) == 0
     write_samples(root / "results" / "samples" / "0123456789abcdef.parquet", [SAMPLE])  # the runner's writer too
 
