@@ -21,6 +21,14 @@ module gives:
   larger size where the smallest size's first row is not first for certain there, and
   **"no finding"** when no row is first for certain at the smallest size.
 
+**Budgets.** A size can have boards of the same recipe that differ only in steps (a size ladder
+trains each rung at two budgets, grids/ladder-lm-budget.yaml, to separate size from training
+tokens). The size's *main* board is the one the index would answer from (the most rows:
+suite.report.overview.canonical_order); every board of the size is a column of the question,
+labelled with its steps where the size has several, compared with the smallest size's main
+board, and the finding reads them all: **"holds at every size and budget"**, or **"changes at
+size X, N steps"** at the first column (by size, then steps) where the leader is not first.
+
 Only the rows present at every size enter tau. Pure functions of :class:`Board` objects, so a
 simulation with known true means tests them (tests/report/test_scale_view.py).
 """
@@ -28,6 +36,7 @@ simulation with known true means tests them (tests/report/test_scale_view.py).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import fmean
@@ -77,10 +86,17 @@ class Question:
     title: str
     column: str
     sizes: list[str]
-    boards: dict[str, Board]
-    agreements: list[Agreement] = field(default_factory=list)
+    boards: dict[str, Board]  # size -> its main board
+    agreements: list[Agreement] = field(default_factory=list)  # each column but the first against the first
     finding: str = ""  # "holds at every size", "changes at size X", "no finding"
     leader: str | None = None  # the smallest size's row first for certain
+    columns: list[tuple[str, Board]] = field(default_factory=list)  # (label, board): every board, by size then steps
+
+
+def steps_of(board: Board) -> int | None:
+    """The steps of a board's recipe label ("L = 64, 1,604 steps x 16"), None without."""
+    match = re.search(r"([\d,]+) steps", board.recipe or "")
+    return int(match.group(1).replace(",", "")) if match else None
 
 
 def per_seed(board: Board, column: str) -> dict[str, list[float]]:
@@ -132,15 +148,15 @@ def first_for_certain(board: Board) -> str | None:
 def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
     """The questions asked at two sizes or more, from ranked per-scale boards (lm and task kinds),
     their sizes in ``size_order`` (smallest first)."""
-    grouped: dict[tuple, dict[str, Board]] = defaultdict(dict)
+    grouped: dict[tuple, dict[str, dict[int | None, Board]]] = defaultdict(lambda: defaultdict(dict))
     for board in boards:
         scale = QUESTION_SCALE.get(board.kind)
         if scale is None or scale not in (board.scales or []) or board.size not in size_order or board.architecture:
             continue  # a board of architecture changes answers no positional question (suite.report.row_kinds)
         key = (board.kind, board.task, board.metric, board.train_len, _without_steps(board.recipe))
-        # two boards of one size that differ only in steps: the one the index would answer from
-        if board.size not in grouped[key] or canonical_order(board) > canonical_order(grouped[key][board.size]):
-            grouped[key][board.size] = board
+        same = grouped[key][board.size].get(steps_of(board))
+        if same is None or canonical_order(board) > canonical_order(same):
+            grouped[key][board.size][steps_of(board)] = board
     out = []
     for key, by_size in grouped.items():
         sizes = [s for s in size_order if s in by_size]
@@ -148,17 +164,24 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
             continue
         kind, task, metric = key[:3]
         column = f"s{QUESTION_SCALE[kind]}"
-        q = Question(key, f"{task}: {metric} at {QUESTION_SCALE[kind]}x", column, sizes, by_size)
-        smallest = by_size[sizes[0]]
-        lower = bool(smallest.lower_is_better)
-        base = per_seed(smallest, column)
-        q.agreements = [agreement(base, per_seed(by_size[s], column), s, lower) for s in sizes[1:]]
-        q.leader = first_for_certain(smallest)
+        # the size's main board: the one the index would answer from (the most rows)
+        main = {s: max(by_size[s].values(), key=canonical_order) for s in sizes}
+        q = Question(key, f"{task}: {metric} at {QUESTION_SCALE[kind]}x", column, sizes, main)
+        budgets = any(len(by_size[s]) > 1 for s in sizes)
+        q.columns = [(f"{s}, {steps:,} steps" if len(by_size[s]) > 1 and steps else s, board)
+                     for s in sizes for steps, board in sorted(by_size[s].items(), key=lambda kv: kv[0] or 0)]
+        base_board = main[sizes[0]]
+        lower = bool(base_board.lower_is_better)
+        base = per_seed(base_board, column)
+        others = [(label, board) for label, board in q.columns if board is not base_board]
+        q.agreements = [agreement(base, per_seed(board, column), label, lower) for label, board in others]
+        q.leader = first_for_certain(base_board)
+        every = "every size and budget" if budgets else "every size"
         if q.leader is None:
             q.finding = "no finding: no row is first for certain at the smallest size"
         else:
-            changed = next((s for s in sizes[1:] if first_for_certain(by_size[s]) != q.leader), None)
-            q.finding = "holds at every size" if changed is None else f"changes at size {changed}"
+            changed = next((label for label, board in others if first_for_certain(board) != q.leader), None)
+            q.finding = f"holds at {every}" if changed is None else f"changes at size {changed}"
         out.append(q)
     return sorted(out, key=lambda q: q.key[:3])
 

@@ -139,3 +139,38 @@ def test_of_two_boards_of_one_size_the_question_reads_the_canonical_one():
     for order in (zoo + few, few + zoo):
         (q,) = questions(order, ["tiny", "small"])
         assert len(q.boards["tiny"].entries) == 6
+
+
+def budget_boards(truth: dict[tuple[str, int], dict[str, float]], sd: float, seeds: int, rng) -> list:
+    """The lm boards of ``truth`` ((size, steps) -> encoding -> true bpb at 16x): a size ladder's
+    rungs, each at one or two budgets of steps."""
+    figures, runs = [], {}
+    for (size, steps), means in truth.items():
+        recipe = Recipe(64, steps, 16, 3e-3)
+        for enc, mean in means.items():
+            for seed in range(seeds):
+                run_id = f"{size}-{steps}-{enc}-{seed}"
+                runs[run_id] = {"size": size, "task": "lm", "finished_at": "2026-11-27", "recipe": recipe}
+                for scale, value in ((1, 2.0), (16, mean + sd * rng.standard_normal())):
+                    figures.append({"checkpoint_level": False, "scale": scale, "metric": "bpb", "run_id": run_id,
+                                    "size": size, "task": "lm", "encoding": enc, "display_name": enc, "family": None,
+                                    "trained_as": enc, "eval_len": 64 * scale, "seed": seed, "value": value,
+                                    "n": None, "status": "ok", "chance": None})
+    return scale_boards(figures, runs)
+
+
+def test_every_budget_of_a_rung_is_a_column_and_the_finding_reads_them_all():
+    """A ladder of two rungs, each at two budgets: the leader holds at the square-root budget of
+    the larger rung but not at its other budget, so the finding names that budget."""
+    rng = np.random.default_rng(9)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    other = {**order, "a": order["f"] + 0.5}  # the leader falls to last
+    truth = {("tiny", 600): order, ("tiny", 3175): order, ("small", 1604): order, ("small", 3175): other}
+    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    assert [label for label, _ in q.columns] == ["tiny, 600 steps", "tiny, 3,175 steps", "small, 1,604 steps",
+                                                 "small, 3,175 steps"]
+    assert [a.size for a in q.agreements] == ["tiny, 3,175 steps", "small, 1,604 steps", "small, 3,175 steps"]
+    assert q.leader == "a" and q.finding == "changes at size small, 3,175 steps"
+    same = {k: order for k in truth}
+    (q,) = questions(budget_boards(same, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    assert q.finding == "holds at every size and budget"
