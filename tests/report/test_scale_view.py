@@ -20,19 +20,7 @@ def boards(truth: dict[str, dict[str, float]], sd: float, seeds: int, rng) -> li
     """The lm boards of ``truth`` (size -> encoding -> true bpb at 16x): each seed's figure is the
     true mean plus Gaussian noise of ``sd``; 1x is the same for all. Each size has its own steps,
     as a size ladder scales them, so its own recipe label."""
-    figures, runs = [], {}
-    for size, means in truth.items():
-        recipe = Recipe(64, 100 * (1 + list(truth).index(size)), 16, 3e-3)
-        for enc, mean in means.items():
-            for seed in range(seeds):
-                run_id = f"{size}-{enc}-{seed}"
-                runs[run_id] = {"size": size, "task": "lm", "finished_at": "2026-11-20", "recipe": recipe}
-                for scale, value in ((1, 2.0), (16, mean + sd * rng.standard_normal())):
-                    figures.append({"checkpoint_level": False, "scale": scale, "metric": "bpb", "run_id": run_id,
-                                    "size": size, "task": "lm", "encoding": enc, "display_name": enc, "family": None,
-                                    "trained_as": enc, "eval_len": 64 * scale, "seed": seed, "value": value,
-                                    "n": None, "status": "ok", "chance": None})
-    return scale_boards(figures, runs)
+    return budget_boards({(size, 100 * (1 + k)): means for k, (size, means) in enumerate(truth.items())}, sd, seeds, rng)
 
 
 def test_a_ranking_that_holds_has_tau_1_and_its_leader_holds_at_every_size():
