@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 from pathlib import Path
 
 from suite.cli.common import console, ingest_records, project_of, render_site, sweep_chooser
@@ -38,8 +39,8 @@ def published_database(project, folder: str):
             err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
         yield built.database, info, built.runs, built.evaluations
     finally:
-        if built.problems:  # a build with problems is not kept (suite.results.snapshot_cache)
-            built.database.unlink(missing_ok=True)
+        if built.problems:  # a build with problems is not kept: its scratch folder goes (suite.results.snapshot_cache)
+            shutil.rmtree(built.database.parent, ignore_errors=True)
 
 
 def site_published(project, folder: str) -> int:

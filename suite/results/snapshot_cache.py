@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,13 +58,23 @@ def published_database(folder: Path, cache: Path) -> Cached:
     if database.is_file() and counts.is_file():
         known = json.loads(counts.read_text())
         return Cached(database, known["runs"], known["evaluations"], [])
+    # built in a scratch folder outside the project: a snapshot refused half-way, or one with
+    # problems, leaves nothing in the project (the caller removes the scratch folder of the latter)
+    scratch = Path(tempfile.mkdtemp(prefix="posbench-published-"))
+    staging = scratch / "posbench.duckdb"
+    try:
+        report = ingest_snapshot(folder, staging)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    if report.problems:  # reported by the caller on every call: nothing kept to hide them
+        return Cached(staging, report.runs, report.evaluations, report.problems)
     if cache.exists():  # an older snapshot's file: only the latest is kept
         shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
-    staging = cache / f".tmp-{os.getpid()}-{key}.duckdb"
-    report = ingest_snapshot(folder, staging)
-    if report.problems:  # reported by the caller on every call: nothing kept to hide them
-        return Cached(staging, report.runs, report.evaluations, report.problems)
-    os.replace(staging, database)  # the counts last: a database without them is rebuilt
+    part = cache / f".tmp-{os.getpid()}-{key}.duckdb"
+    shutil.move(staging, part)  # across file systems; then renamed in one step
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.replace(part, database)  # the counts last: a database without them is rebuilt
     write_atomic(counts, json.dumps({"runs": report.runs, "evaluations": report.evaluations}))
     return Cached(database, report.runs, report.evaluations, [])
