@@ -94,10 +94,7 @@ PASSAGES = "passages resampled"
 WINDOW_BOUND = "bounded by the runs' window-level error (passages not recorded)"
 TEXT_METHOD = " + text sampling"
 
-Text = "np.ndarray | float"  # one run's text: its per-passage values, or the variance of its figure over text
-
-
-def _text_of(run: "np.ndarray | float") -> float:
+def run_text_variance(run: "np.ndarray | float") -> float:
     """The text-sampling variance of one run's figure: its passages' var / P, or the variance recorded."""
     if isinstance(run, np.ndarray):
         return float(run.var(ddof=1) / len(run)) if len(run) > 1 else 0.0
@@ -119,9 +116,9 @@ def text_variance(a: Mapping[int, "np.ndarray | float"], b: Mapping[int, "np.nda
             x = x - np.stack([b[s] for s in seeds])
         per_passage = x.mean(axis=0)
         return TextVariance(float(per_passage.var(ddof=1) / len(per_passage)), float(len(per_passage) - 1), PASSAGES)
-    variance = float(np.mean([_text_of(a[s]) for s in seeds]))
+    variance = float(np.mean([run_text_variance(a[s]) for s in seeds]))
     if b is not None:
-        variance += float(np.mean([_text_of(b[s]) for s in seeds]))
+        variance += float(np.mean([run_text_variance(b[s]) for s in seeds]))
     return TextVariance(variance, math.inf, WINDOW_BOUND)
 
 
@@ -179,9 +176,9 @@ def seed_interval(values: Sequence[float | None], level: float = LEVEL, floor: f
         return Interval(mean, None, None, 1, "one seed")
     seed_part = max(float(xs.var(ddof=1)), floor or 0.0) / len(xs)
     text_part = text.variance if text is not None else 0.0
-    dof = float(satterthwaite(seed_part, len(xs) - 1, text_part, text.dof if text is not None else math.inf))
     half = _t_quantile(0.5 + level / 2, len(xs) - 1) * math.sqrt(seed_part)
     if text is not None:  # never narrower than over the seeds alone (module docstring)
+        dof = float(satterthwaite(seed_part, len(xs) - 1, text_part, text.dof))
         half = max(half, float(scipy_stats.t.ppf(0.5 + level / 2, dof)) * math.sqrt(seed_part + text_part))
     method = METHOD + (TEXT_METHOD if text is not None else "")
     lo, hi = mean - half, mean + half

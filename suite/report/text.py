@@ -23,8 +23,6 @@ from suite.report import stats
 
 TEXT_METRICS = frozenset({"bpb", "key_bpb"})  # figures of an evaluation over a sample of the test split
 
-Text = "np.ndarray | float"
-
 
 def load_passages(con) -> dict[str, np.ndarray]:
     """eval_id -> the per-passage bits of an evaluation that recorded passages, in passage order."""
@@ -67,7 +65,7 @@ def mean_of(columns: list[dict[int, object]], seeds) -> dict[int, object]:
         if _all_passages(runs):
             out[seed] = np.mean(np.stack(runs), axis=0)
         else:  # fully correlated scales: the sd of the mean is at most the mean sd
-            out[seed] = float(np.mean([math.sqrt(stats._text_of(r)) for r in runs])) ** 2
+            out[seed] = float(np.mean([math.sqrt(stats.run_text_variance(r)) for r in runs])) ** 2
     return out
 
 
@@ -79,7 +77,7 @@ def difference_of(later: dict[int, object], first: dict[int, object]) -> dict[in
         if _all_passages([a, b]):
             out[seed] = a - b
         else:
-            out[seed] = stats._text_of(a) + stats._text_of(b)  # positively correlated: at most the sum
+            out[seed] = stats.run_text_variance(a) + stats.run_text_variance(b)  # positively correlated: at most the sum
     return out
 
 
