@@ -117,7 +117,7 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
     record = TrainingRecord(run_id=run.run_id, run=run.to_dict(), content=run.content(), encoding=run.encoding.name,
                             display_name=run.encoding.display_name, family=run.encoding.family, size=run.size.name,
                             task=run.task.name, seed=run.seed, status="done", lineage=run.lineage())
-    start, module = time.perf_counter(), None
+    start, cpu_start, module = time.perf_counter(), time.process_time(), None
     try:
         result = fit(run, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
         module = result.module.eval()
@@ -126,7 +126,7 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
         provenance.update(result.stats)
     except Exception as exc:  # recorded, never lost: the plan goes on
         record = failed(record, _failure(exc, project, f"run-{run.run_id}"))
-    provenance.update(wall_s=time.perf_counter() - start, finished_at=_now())
+    provenance.update(wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start, finished_at=_now())
     record = dataclasses.replace(record, provenance=TrainingProvenance(**provenance))
     write_record(record, project.runs)
     return record, module
@@ -147,7 +147,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         checkpoint_level=not evaluator.uses_eval_encoding, size=run.size.name, task=run.task.name, seed=run.seed,
         status="done")
     numerics.pin()  # recorded below: verify re-runs the record with the same numerics
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     reset_peak_memory(collect=False)  # evaluations are many and short: no full collection before each
     try:
         model = model_for(encoding, trained).to(evaluation_device())
@@ -166,7 +166,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
         record = failed(record, _failure(exc, project, f"eval-{evaluation.eval_id}"))
     record = dataclasses.replace(record, provenance=Provenance(
         git_commit=git_commit(project.root), versions=package_versions(), wall_s=time.perf_counter() - start,
-        finished_at=_now(), peak_memory_mb=peak_memory_mb(), numerics=numerics.measured()))
+        cpu_s=time.process_time() - cpu_start, finished_at=_now(), peak_memory_mb=peak_memory_mb(), numerics=numerics.measured()))
     write_record(record, project.evals)
     return record
 

@@ -31,6 +31,9 @@ class Provenance:
     git_commit: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     wall_s: float | None = None  # the whole piece, from start to record
+    # the computing process's CPU time over the piece (time.process_time): what the piece cost,
+    # unmoved by other processes sharing the cores (a busy machine stretches wall_s, not this)
+    cpu_s: float | None = None
     finished_at: str | None = None
     peak_memory_mb: float | None = None  # this piece's own peak (suite.core.runtime.reset_peak_memory)
     # threads, SIMD level, MKL branch, CPU and libraries it computed with (suite.core.numerics.measured);

@@ -57,9 +57,7 @@ class Local(Executor):
         """``args.jobs`` worker processes, each logging to its own file, and one progress display here."""
         threads = numerics.requested().threads
         env = {**os.environ, **numerics.requested().variables()}
-        command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "run", str(args.grid),
-                   "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1"]
-        command += ["--retry-failed"] if args.retry_failed else []
+        command = worker_command(project, args)
         project.logs.mkdir(parents=True, exist_ok=True)
         files = [open_log(project.logs, i) for i in range(1, args.jobs + 1)]
         logs = [Path(f.name) for f in files]
@@ -85,6 +83,16 @@ class Local(Executor):
                 console.print(f"[red]worker {log.stem} exited with {code}[/]; the end of {log}:", markup=True)
                 console.print("\n".join(tail), markup=False)
         return max(codes)
+
+
+def worker_command(project, args) -> list[str]:
+    """One worker's command line: the same grid, the same part of it (``--size``: one rung of a
+    ladder; without it a worker would plan and run every size), one process, no site of its own."""
+    command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "run", str(args.grid),
+               "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1"]
+    for size in getattr(args, "size", None) or []:
+        command += ["--size", size]
+    return command + (["--retry-failed"] if args.retry_failed else [])
 
 
 def stop(workers: list, grace_s: float = 10.0) -> None:
