@@ -16,6 +16,9 @@ def cmd_plan(args) -> int:
     from suite.execution.runner import eval_path, run_path
 
     project, grid, plan = load_grid_plan(args)
+    if not known_sizes(args, grid):
+        return 1
+    plan = plan.of_sizes(args.size) if args.size else plan
     table = Table(title=f"grid {grid.spec.name}: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations")
     for col in ("run id", "trained as", "evaluated as", "size", "task", "seed", "training", "evaluations"):
         table.add_column(col)
@@ -50,10 +53,24 @@ def cmd_plan(args) -> int:
         from suite.plan.grid import expand
 
         whole = expand(grid, tuned=lambda sweep: sweep[0].train.lr)
+        whole = whole.of_sizes(args.size) if args.size else whole
         console.print(f"the estimate below counts the {len(whole.runs) - len(plan.runs)} run(s) that wait for their "
                       "sweep too", markup=False)
-    console.print(estimate(whole.runs, whole.evaluations, grid.spec.device).headline(), markup=False)
+    of = f"the pieces of size {', '.join(args.size)}" if args.size else "the whole grid"
+    console.print(estimate(whole.runs, whole.evaluations, grid.spec.device).headline(of), markup=False)
     return 0
+
+
+def known_sizes(args, grid) -> bool:
+    """Whether every ``--size`` names a size of the grid; one message for each that does not."""
+    from suite.core.registry import did_you_mean
+
+    known = [s.name for s in grid.sizes]
+    unknown = [s for s in getattr(args, "size", None) or [] if s not in known]
+    for name in unknown:
+        err_console.print(f"{args.grid}: --size {name[:40]!r} is not a size of the grid ({', '.join(known)})"
+                          f"{did_you_mean(name, known)}", markup=False)
+    return not unknown
 
 
 def cmd_run(args) -> int:
@@ -68,17 +85,9 @@ def cmd_run(args) -> int:
         return 1
     project, grid, plan = load_grid_plan(args)
     sizes = getattr(args, "size", None)
-    if sizes:
-        from suite.core.registry import did_you_mean
-
-        known = [s.name for s in grid.sizes]
-        unknown = [s for s in sizes if s not in known]
-        for name in unknown:
-            err_console.print(f"{args.grid}: --size {name[:40]!r} is not a size of the grid ({', '.join(known)})"
-                              f"{did_you_mean(name, known)}", markup=False)
-        if unknown:
-            return 1
-        plan = plan.of_sizes(sizes)
+    if not known_sizes(args, grid):
+        return 1
+    plan = plan.of_sizes(sizes) if sizes else plan
     if args.with_published:
         from suite.results.snapshot import unpack
 

@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="show a grid's training runs and evaluations and their status")
     p.add_argument("grid", metavar="GRID")
+    p.add_argument("--size", action="append", default=None, metavar="SIZE",
+                   help="only the pieces of this size (repeatable): one rung of a size ladder, and its cost")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("run", help="train and evaluate what GRID lacks, then ingest and render the site")

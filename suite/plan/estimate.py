@@ -137,12 +137,12 @@ class Estimate:
                 f"{_hours(self.shared_hours())} at the pace of the published snapshot's pieces on the shared machine "
                 f"({CPU.shared_pace:.1f}x)"]
 
-    def headline(self) -> str:
+    def headline(self, of: str = "the whole grid") -> str:
         kind = "GPU" if self.device == "cuda" else "CPU"
         how = ("from FLOPs and a vendor peak at an assumed MFU" if self.device == "cuda" else
                "from FLOPs at one core's measured rate for the model's size; "
                "lm-eval task evaluations and GLUE-style fine-tuning not counted")
-        return f"estimated {kind} cost of the whole grid ({how}; an estimate, not a timing of this grid: " \
+        return f"estimated {kind} cost of {of} ({how}; an estimate, not a timing of this grid: " \
                "suite/plan/estimate.py): " + \
             "; ".join(self.lines())
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from suite.plan.estimate import matmul_params
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
@@ -95,3 +97,23 @@ def test_a_rung_of_a_plan_is_its_runs_evaluations_and_waiting_sweeps_at_that_siz
     assert all(e.run.size.name == "tiny" for e in tiny.evaluations)
     assert tiny.pending and all(g.split("/")[1] == "tiny" for g in tiny.pending)
     assert len(tiny.runs) * 3 == len(plan.runs)
+
+
+def test_plan_of_one_rung_costs_that_rung_and_refuses_a_size_the_grid_lacks(capsys):
+    """`posbench plan GRID --size S`: the rung's pieces and their estimate, the whole grid's
+    split between its rungs; an unknown size is named, exit 1."""
+    from suite.cli.main import main
+    from suite.plan.estimate import _hours, estimate
+
+    grid = lm_ladder("ladder-lm")
+    plan = whole(grid)
+    hours = []
+    for size in ("tiny", "small", "medium"):
+        assert main(["--root", str(REPO), "plan", str(REPO / "grids" / "ladder-lm.yaml"), "--size", size]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        rung = plan.of_sizes([size])
+        hours.append(estimate(rung.runs, rung.evaluations).cpu_hours())
+        assert f"{_hours(hours[-1])} CPU-hours on " in out and f"the pieces of size {size}" in out
+    assert sum(hours) == pytest.approx(estimate(plan.runs, plan.evaluations).cpu_hours())
+    assert main(["--root", str(REPO), "plan", str(REPO / "grids" / "ladder-lm.yaml"), "--size", "huge"]) == 1
+    assert "--size 'huge' is not a size of the grid (tiny, small, medium)" in capsys.readouterr().err
