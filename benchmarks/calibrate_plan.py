@@ -10,6 +10,13 @@ figures and in every grid that plans it.
 
     .venv/bin/python benchmarks/calibrate_plan.py              # the snapshot in leaderboard/
     .venv/bin/python benchmarks/calibrate_plan.py --snapshot FOLDER
+    .venv/bin/python benchmarks/calibrate_plan.py --rungs grids/ladder-lm.yaml [--root PROJECT]
+
+``--rungs`` compares, per size of each grid named (a ladder's rungs), the CPU time the records of
+the snapshot (or of PROJECT/results/, with --root) state with `posbench plan GRID --size S`'s
+estimate on cores of their own, over the pieces the records hold as done. A record's CPU time is
+its ``cpu_s`` (the process's own: another process sharing the cores does not add to it), or its
+``wall_s`` if it is older than that field.
 
 It prints the fit of one core's training step time (suite.plan.rate) to the bench records with
 each point's fitted / measured; the snapshot's training and evaluation throughputs (sum of FLOPs
@@ -63,6 +70,56 @@ def measured(snapshot: Path):
     return per_grid
 
 
+def results_records(root: Path) -> tuple[dict, dict]:
+    """The training and evaluation records of ``root``'s results/, by id."""
+    from suite.results.records import scan
+
+    project = Project(root)
+    return ({r.id: r for r in scan(project.runs, "training_run").records},
+            {e.id: e for e in scan(project.evals, "evaluation").records})
+
+
+def snapshot_records(snapshot: Path) -> tuple[dict, dict]:
+    """The training and evaluation records of a published snapshot, by id."""
+    return ({r.id: r for r in read_records(snapshot / RUNS, "training_run")},
+            {e.id: e for e in read_records(snapshot / EVALS, "evaluation")})
+
+
+def rung_pieces(grid_file: Path, runs: dict, evals: dict):
+    """Per size of the grid: (pieces planned, [(kind, seconds the record states, plan's seconds of
+    one core)] of its done CPU pieces among ``runs`` and ``evals``, how many state their CPU time).
+    A tuned grid's rates are chosen from the same records, as `posbench run` chose them."""
+    from suite.plan.grid import load_plan
+    from suite.plan.tuning import chooser
+
+    grid, plan = load_plan(grid_file, Project(ROOT), tuned=chooser(runs.get))
+    out = {}
+    for size in grid.sizes:
+        rung, pieces, with_cpu = plan.of_sizes([size.name]), [], 0
+        for kind, record, plan_s in (
+                *[("train", runs.get(r.run_id), train_seconds(r)) for r in rung.runs],
+                *[("eval", evals.get(e.eval_id), eval_flops(e) / CPU.eval_flops) for e in rung.evaluations]):
+            if record is None or record.status != "done" or getattr(record.provenance, "device", None) == "cuda":
+                continue
+            with_cpu += record.provenance.cpu_s is not None
+            pieces.append((kind, record.provenance.cpu_s or record.provenance.wall_s, plan_s))
+        out[size.name] = (len(rung.runs) + len(rung.evaluations), pieces, with_cpu)
+    return out
+
+
+def print_rungs(grids: list[Path], runs: dict, evals: dict) -> None:
+    print(f"{'grid':<26} {'size':<8} {'done':>10} {'h by records':>13} {'plan (own cores)':>17} {'plan / records':>15}")
+    for grid_file in grids:
+        for size, (planned, pieces, with_cpu) in rung_pieces(grid_file, runs, evals).items():
+            if not pieces:
+                print(f"{grid_file.stem:<26} {size:<8} {0:>4} of {planned:<4} (no records)")
+                continue
+            hours, plan_h = sum(p[1] for p in pieces) / 3600, sum(p[2] for p in pieces) / 3600
+            clock = "" if with_cpu == len(pieces) else f" ({len(pieces) - with_cpu} by wall time)"
+            print(f"{grid_file.stem:<26} {size:<8} {len(pieces):>4} of {planned:<4} {hours:>13.3f} {plan_h:>17.3f} "
+                  f"{plan_h / hours:>14.2f}x{clock}")
+
+
 def throughput(pieces, kind: str) -> tuple[float, float]:
     """(FLOP/s, seconds) over the pieces of one kind."""
     flops = sum(p[2] for p in pieces if p[1] == kind)
@@ -73,7 +130,11 @@ def throughput(pieces, kind: str) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshot", type=Path, default=ROOT / "leaderboard")
+    parser.add_argument("--rungs", type=Path, nargs="+", metavar="GRID", help="per size of these grids: records against plan")
+    parser.add_argument("--root", type=Path, help="--rungs: read this project's results/ (default: the snapshot)")
     args = parser.parse_args()
+    if args.rungs:
+        return print_rungs(args.rungs, *(results_records(args.root) if args.root else snapshot_records(args.snapshot)))
     points = step_points(fit_records())
     scale, exponent = fit(points)
     print(f"one core's training step: {scale:.4g} x FLOPs ** {exponent:.4f} s "
