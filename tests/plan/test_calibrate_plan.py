@@ -55,3 +55,21 @@ def test_the_quick_grid_is_measured_from_its_own_records(tmp_path):
     by_records = sum(p[3] for p in pieces)
     assert 0.7 <= est.shared_hours() * 3600 / by_records <= 1.4
     assert calibration.shared_pace(pieces) == pytest.approx(by_records / (est.cpu_hours() * 3600))
+
+
+def test_a_published_rung_is_costed_from_its_own_records_cpu_time():
+    """calibrate_plan --rungs on the size ladder's tiny rung: every planned piece of that size is
+    paired with its own record (the rates its sweep chose, read from the same records), its
+    seconds are the CPU time the record states, and plan's side is `posbench plan --size tiny`'s
+    estimate of the same pieces."""
+    from suite.plan.tuning import chooser
+
+    calibration = load_calibration()
+    runs, evals = calibration.snapshot_records(REPO / "leaderboard")
+    grid_file = REPO / "grids" / "ladder-lm.yaml"
+    planned, pieces, with_cpu = calibration.rung_pieces(grid_file, runs, evals)["tiny"]
+    plan = expand(load_grid(grid_file, Project(REPO)), tuned=chooser(runs.get)).of_sizes(["tiny"])
+    assert planned == len(plan.runs) + len(plan.evaluations) == len(pieces) == with_cpu  # the whole rung, on CPU time
+    records = [runs[r.run_id] for r in plan.runs] + [evals[e.eval_id] for e in plan.evaluations]
+    assert sorted(p[1] for p in pieces) == sorted(r.provenance.cpu_s for r in records)
+    assert sum(p[2] for p in pieces) == pytest.approx(estimate(plan.runs, plan.evaluations).cpu_hours() * 3600)
