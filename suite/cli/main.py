@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="train and evaluate what GRID lacks, then ingest and render the site")
     p.add_argument("grid", metavar="GRID")
     p.add_argument("--retry-failed", action="store_true", help="train and evaluate failed pieces again")
+    # a --jobs worker's: run the plan it was given and stop; the command that started the workers
+    # chooses a tuned grid's rates after the sweep and starts the next round (and counts it)
+    p.add_argument("--one-round", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-site", action="store_true", help="ingest but do not render the site")
     p.add_argument("--no-ingest", action="store_true", help="write records only (workers; ingest once at the end)")
     p.add_argument("--quiet", action="store_true", help="no per-step training progress bar")

@@ -34,7 +34,8 @@ def tuned(tmp_path_factory, text_folder):
         "eval": {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False},
         "tuning": {"lr": RATES, "seed": 0}})
     before = load_plan(grid, Project(root), tuned=sweep_chooser(Project(root)))[1]
-    assert main(["--root", str(root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    # two workers: the sweep is one round, the seeds at the chosen rates the next (suite.execution.executors.local)
+    assert main(["--root", str(root), "run", str(grid), "--quiet", "--no-site", "--jobs", "2"]) == 0
     return root, grid, before
 
 

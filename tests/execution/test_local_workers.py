@@ -21,6 +21,7 @@ def worker_args(*argv: str):
 def test_a_worker_runs_the_sizes_it_was_started_for():
     worker = worker_args("--size", "tiny", "--size", "small")
     assert worker.size == ["tiny", "small"] and worker.jobs == 1 and worker.grid == "grids/ladder-lm.yaml"
+    assert worker.one_round  # the next round of a tuned grid is started (and counted) by the command
 
 
 def test_a_worker_of_a_whole_grid_runs_every_size_and_retries_when_asked():

@@ -87,9 +87,12 @@ class Local(Executor):
 
 def worker_command(project, args) -> list[str]:
     """One worker's command line: the same grid, the same part of it (``--size``: one rung of a
-    ladder; without it a worker would plan and run every size), one process, no site of its own."""
+    ladder; without it a worker would plan and run every size), one process, no site of its own,
+    one round (a tuned grid's runs at the chosen rates are the next round, which this process
+    starts and its progress display counts; a worker going on to them alone left the display
+    at "30/30 pieces" for the rung's longest part)."""
     command = [sys.executable, "-m", "suite.cli.main", "--root", str(project.root), "run", str(args.grid),
-               "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1"]
+               "--quiet", "--no-ingest", "--executor", "local", "--jobs", "1", "--one-round"]
     for size in getattr(args, "size", None) or []:
         command += ["--size", size]
     return command + (["--retry-failed"] if args.retry_failed else [])
