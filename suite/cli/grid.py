@@ -105,7 +105,9 @@ def cmd_run(args) -> int:
             console.print(f"{len(plan.pending)} group(s) wait for their learning-rate sweep (suite.plan.tuning): "
                           "submit the grid again once the sweep's records are in")
         return code
-    while plan.pending and not getattr(args, "one_round", False):  # a tuned grid: the sweeps just trained choose the rates of the runs that waited
+    # a tuned grid: the sweeps just trained choose the rates of the runs that waited (a --jobs
+    # worker runs one round: this command starts the next)
+    while plan.pending and not getattr(args, "one_round", False):
         waiting = len(plan.pending)
         _, plan = load_plan(Path(args.grid), project, tuned=sweep_chooser(project))
         plan = plan.of_sizes(sizes) if sizes else plan
