@@ -28,7 +28,7 @@ site: $(STAMP)
 test: $(STAMP) system-deps
 	$(VENV)/bin/python -m pytest
 
-## make test-fast: the unit and property tests (no end-to-end scenario, no real fit), in about a minute
+## make test-fast: the unit and property tests (no end-to-end scenario, no real fit), in about two minutes (docs/benchmarks.md)
 test-fast: $(STAMP)
 	$(VENV)/bin/python -m pytest --ignore=tests/e2e -m "not integration" -q
 
