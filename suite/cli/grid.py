@@ -18,7 +18,7 @@ def cmd_plan(args) -> int:
     project, grid, plan = load_grid_plan(args)
     if not known_sizes(args, grid):
         return 1
-    plan = plan.of_sizes(args.size) if args.size else plan
+    plan = plan.of_sizes(args.size)
     table = Table(title=f"grid {grid.spec.name}: {len(plan.runs)} training runs, {len(plan.evaluations)} evaluations")
     for col in ("run id", "trained as", "evaluated as", "size", "task", "seed", "training", "evaluations"):
         table.add_column(col)
@@ -53,7 +53,7 @@ def cmd_plan(args) -> int:
         from suite.plan.grid import expand
 
         whole = expand(grid, tuned=lambda sweep: sweep[0].train.lr)
-        whole = whole.of_sizes(args.size) if args.size else whole
+        whole = whole.of_sizes(args.size)
         console.print(f"the estimate below counts the {len(whole.runs) - len(plan.runs)} run(s) that wait for their "
                       "sweep too", markup=False)
     of = f"the pieces of size {', '.join(args.size)}" if args.size else "the whole grid"
@@ -87,7 +87,7 @@ def cmd_run(args) -> int:
     sizes = getattr(args, "size", None)
     if not known_sizes(args, grid):
         return 1
-    plan = plan.of_sizes(sizes) if sizes else plan
+    plan = plan.of_sizes(sizes)
     if args.with_published:
         from suite.results.snapshot import unpack
 
@@ -110,7 +110,7 @@ def cmd_run(args) -> int:
     while plan.pending and not getattr(args, "one_round", False):
         waiting = len(plan.pending)
         _, plan = load_plan(Path(args.grid), project, tuned=sweep_chooser(project))
-        plan = plan.of_sizes(sizes) if sizes else plan
+        plan = plan.of_sizes(sizes)
         if len(plan.pending) >= waiting:
             break  # a sweep that did not finish (a failure without a record): its group stays pending
         console.print(f"learning rates chosen for {waiting - len(plan.pending)} group(s): their runs at every seed")

@@ -211,7 +211,10 @@ class Plan:
 
     def of_sizes(self, sizes) -> "Plan":
         """The part of the plan at these sizes (a size ladder run one rung at a time); the ids are
-        the whole grid's, so the rungs' records are the grid's records."""
+        the whole grid's, so the rungs' records are the grid's records. No sizes (``--size`` not
+        given): the whole plan."""
+        if not sizes:
+            return self
         keep = set(sizes)
         return Plan(tuple(r for r in self.runs if r.size.name in keep),
                     tuple(e for e in self.evaluations if e.run.size.name in keep),
