@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The size ladder's GPU rung (issue 57), in one call on a lent GPU machine
+# (docs/how-to/run-on-a-gpu.md, "The ladder's GPU rung"):
+#   1. grids/ladder-lm-gpu.yaml: the question rows at base (19M matmul weights), its sweep and
+#      three seeds, by JOBS worker processes sharing the one GPU (16 x 64-token batches leave it
+#      mostly idle, so one process is bound by its Python, not the GPU); the records, never the
+#      checkpoints, go to $OUT/ladder-lm-gpu.tar.gz;
+#   2. grids/ladder-lm-question.yaml's tiny rung at seeds 0-2: the very runs (the same ids) of the
+#      published CPU records, on the GPU, for the device effect (benchmarks/device_effect.py). Its
+#      records are kept apart, in $OUT/device-effect.tar.gz: same ids, another machine class.
+# Each step has a time limit (RUNG_S, TINY_S seconds); a limit that cuts a step short leaves the
+# pieces finished so far, and a later loan resumes them. Wheels of the packages the machine lacks
+# are installed from .whl/ (docs/how-to/run-on-a-gpu.md). Run from the repository root:
+#   OUT=/tmp/gpu-out scripts/gpu/ladder_rung.sh
+set -u
+OUT=${OUT:?set OUT to the folder the logs and records go to}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "installing .whl/ failed"; exit 1; }
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+pack() {  # $1: the archive; the records so far, never the checkpoints
+  tar czf "$OUT/$1" --exclude='results/checkpoints' --exclude='results/hpc' --exclude='results/claims' \
+    --exclude='results/lmeval' results 2>/dev/null
+}
+posbench() { python3 -m suite.cli.main --root . "$@"; }
+{ stamp environment; nvidia-smi; lscpu | grep -E "Model name|Vendor|CPU family|^Model:|Flags" | cut -c1-400
+  python3 -c "import torch, lightning, sys; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name()); print('lightning', lightning.__version__)"; nproc; } >"$OUT/env.log" 2>&1
+
+rung() {  # $1: seconds, then posbench run's arguments
+  local limit=$1; shift
+  stamp "run $*"
+  timeout -s TERM -k 20 "$limit" python3 -m suite.cli.main --root . run "$@" --no-ingest --quiet
+  echo "exit $?"
+  pkill -f "suite.cli.main --root . run" 2>/dev/null; sleep 1
+  posbench plan "$1" ${SIZE_ARGS:-} 2>&1 | grep -E "^(training runs|evaluations):"
+}
+
+rung "${RUNG_S:-380}" grids/ladder-lm-gpu.yaml --jobs "${JOBS:-4}" >"$OUT/rung.log" 2>&1
+pack ladder-lm-gpu.tar.gz
+
+# the tiny rung at seeds 0-2 on a fresh results/: a copy of the grid under its own name's file
+mv results results-rung
+tiny=$(mktemp -d)/ladder-lm-question.yaml
+sed -e "s/^seeds: .*/seeds: [0, 1, 2]/" grids/ladder-lm-question.yaml >"$tiny"
+SIZE_ARGS="--size tiny" rung "${TINY_S:-110}" "$tiny" --size tiny --jobs "${JOBS:-4}" >"$OUT/tiny.log" 2>&1
+pack device-effect.tar.gz
+stamp done >>"$OUT/env.log"
