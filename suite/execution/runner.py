@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -171,6 +172,21 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
     return record
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """What a done run trained again had recorded of its weights (None: a record from before digests)."""
+
+    weights_sha256: str | None
+
+
+def _run_of(path: Path) -> str | None:
+    """The run an evaluation record belongs to; None for a file that is not one (left to the readers' checks)."""
+    try:
+        return json.loads(path.read_text()).get("run_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 class _Pass:
     """One process's work on a plan: what it tried, and whether it waited on others."""
 
@@ -207,8 +223,10 @@ class _Pass:
                 if module is not None:
                     return module
             self.attempted.add(run.run_id)
-            self.set_aside_done_record(run)
+            earlier = self.set_aside_done_record(run)
             record, module = train_run(run, self.project, progress_bar=self.progress_bar)
+            if earlier is not None and record.status == "done":
+                self.set_aside_stale_evaluations(run, earlier, record.provenance.weights_sha256)
         self.progress.trained.append(record)
         report_training(self.console, record)
         return module
@@ -231,16 +249,37 @@ class _Pass:
                                highlight=False)
         return None
 
-    def set_aside_done_record(self, run: TrainingRun) -> None:
-        """A done record is never overwritten silently: it goes to results/aside/ with the reason."""
+    def set_aside_done_record(self, run: TrainingRun) -> Earlier | None:
+        """A done record is never overwritten silently: it goes to results/aside/ with the reason.
+        Returns what the earlier training's weights were (None: there was no done record)."""
         path = run_path(self.project, run)
         if status_of(path, "training_run") != "done":
-            return
+            return None
+        earlier = Earlier(json.loads(path.read_text()).get("provenance", {}).get("weights_sha256"))
         reason = f"run {run.run_id} was done, but its checkpoint is missing or unloadable: trained again"
         where = set_aside(path, self.project.results, reason)
         if where is not None:
             self.console.print(f"  [yellow]{run.label} is trained again[/] (no usable checkpoint); its done record "
                                f"is kept as {_display_path(where, self.project.root)}")
+        return earlier
+
+    def set_aside_stale_evaluations(self, run: TrainingRun, earlier: Earlier, weights: str | None) -> None:
+        """The evaluations of a run trained again measured the earlier training's weights. They
+        stand when the new weights are those bit for bit (the same sha256: the same numerics on
+        the same machine class); otherwise (another class, a GPU, or an earlier record with no
+        digest) each goes to results/aside/ and is done again on the new checkpoint, so that no
+        run's figures come from two trainings."""
+        if earlier.weights_sha256 is not None and earlier.weights_sha256 == weights:
+            return
+        why = ("its earlier record names no weights digest" if earlier.weights_sha256 is None else
+               f"weights sha256 {earlier.weights_sha256[:12]} then, {(weights or '?')[:12]} now")
+        stale = [path for path in sorted(self.project.evals.glob("*.json")) if _run_of(path) == run.run_id]
+        for path in stale:
+            set_aside(path, self.project.results, f"evaluation of run {run.run_id}'s earlier training, which was "
+                                                  f"trained again with other weights ({why}): done again")
+        if stale:
+            self.console.print(f"  [yellow]{len(stale)} evaluation(s) of its earlier weights set aside[/] ({why}); "
+                               "done again on the new checkpoint")
 
     def parent_ready(self, parent: TrainingRun) -> bool:
         """Whether a child can start: its parent is done with a checkpoint, trained now by this

@@ -64,6 +64,9 @@ class TrainingProvenance(Provenance):
     data_wait_share: float | None = None
     world_size: int | None = None
     resumed_from_step: int | None = None
+    # the trained weights' sha256 (suite.training.checkpoints.weights_sha256): a run trained again
+    # keeps its earlier evaluations only when this matches; None in records from before it
+    weights_sha256: str | None = None
     # what a calibrating encoding searched on the parent's weights before fine-tuning
     # (suite.training.calibration: LongRoPE's factors and the search's losses)
     calibration: dict | None = None

@@ -3,10 +3,12 @@ encodings evaluated on them (training-free variants load the weights they were t
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import lightning as L
+import torch
 
 from suite.modeling.build import build_model, run_model_config
 from suite.modeling.model import Transformer
@@ -40,6 +42,20 @@ def model_for(evaluation_encoding: EncodingSpec, trained: LanguageModel) -> Tran
     model = build_model(evaluation_encoding, run_model_config(run))
     model.load_state_dict(trained.model.state_dict(), strict=True)
     return model.eval()
+
+
+def weights_sha256(model: torch.nn.Module) -> str:
+    """The sha256 of a model's trained weights: every entry of its state dict, in order, by name,
+    dtype, shape and bytes. Two trainings of one run give the same digest exactly when they give
+    the same weights bit for bit (the same numerics on the same machine class do; another class,
+    or a GPU, in general does not), so it tells whether a run trained again can keep the
+    evaluations of its earlier training (suite.execution.runner)."""
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+        digest.update(f"{name}\0{flat.dtype}\0{tuple(tensor.shape)}\0".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def load_checkpoint(path: Path) -> LanguageModel:

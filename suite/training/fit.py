@@ -27,7 +27,7 @@ from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
 from suite.training.calibration import calibrate
 from suite.plan.task_kinds import kind_of
-from suite.training.checkpoints import load_checkpoint, resumable, resume_dir, save_atomically
+from suite.training.checkpoints import load_checkpoint, resumable, resume_dir, save_atomically, weights_sha256
 from suite.training.learning_curve import LearningCurve
 from suite.training.module import LanguageModel
 from suite.training.trainer import StepBoundarySignal, make_trainer, training_settings
@@ -94,7 +94,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              # the share of training wall time spent making batches (the loop waits for them)
              "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None,
-             "numerics": numerics.measured()}
+             "numerics": numerics.measured(), "weights_sha256": weights_sha256(module.model)}
     if calibration is not None:
         stats["calibration"] = calibration
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone

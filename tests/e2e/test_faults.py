@@ -76,6 +76,50 @@ def test_a_done_run_whose_checkpoint_is_gone_keeps_its_record_aside_and_says_so(
     assert len(records(project_root, "evals")) == 6
 
 
+def test_a_run_trained_again_to_the_same_weights_keeps_its_evaluations(tiny_grid, project_root):
+    finished_grid(tiny_grid, project_root)
+    before = records(project_root, "evals")
+    gone = next(iter(records(project_root, "runs")))
+    (project_root / "results" / "checkpoints" / f"{gone}.ckpt").unlink()
+    grid = tiny_grid("faults", encodings=["nope", "rope"], scales=[1, 2, 4], eval=EVAL, train=TRAIN)
+    assert run(project_root, grid) == 0
+    after = records(project_root, "evals")
+    assert all(after[i] == e for i, e in before.items())  # the same numerics, the same weights: not redone
+    assert not [n for n in aside(project_root) if n.endswith(tuple(f"{i}.json" for i in before))]
+
+
+@pytest.mark.parametrize("earlier_digest", ["0" * 64, None], ids=["other weights", "no digest"])
+def test_a_run_trained_again_to_other_weights_has_its_evaluations_done_again(tiny_grid, project_root, capsys,
+                                                                            earlier_digest):
+    """As when a run trained on a GPU, or published before records named their weights, is
+    trained again here: the evaluations of the earlier weights go aside and are redone."""
+    finished_grid(tiny_grid, project_root)
+    runs = records(project_root, "runs")
+    retrained = next(iter(runs))
+    path = project_root / "results" / "runs" / f"{retrained}.json"
+    record = json.loads(path.read_text())
+    assert len(record["provenance"]["weights_sha256"]) == 64
+    record["provenance"]["weights_sha256"] = earlier_digest
+    path.write_text(json.dumps(record))
+    (project_root / "results" / "checkpoints" / f"{retrained}.ckpt").unlink()
+    earlier = {i for i, e in records(project_root, "evals").items() if e["run_id"] == retrained}
+    assert len(earlier) == 2
+    grid = tiny_grid("faults", encodings=["nope", "rope"], scales=[1, 2, 4], eval=EVAL, train=TRAIN)
+    capsys.readouterr()
+    assert run(project_root, grid) == 0
+    assert "2 evaluation(s) of its earlier weights set aside" in capsys.readouterr().out
+    kept = aside(project_root)
+    assert all(any(n.endswith(f"{i}.json") for n in kept) for i in earlier)
+    reason = next(project_root / "results" / "aside" / n for n in kept if n.endswith(f"{min(earlier)}.json.reason"))
+    assert "trained again with other weights" in reason.read_text()
+    evals = records(project_root, "evals")
+    trained_at = records(project_root, "runs")[retrained]["provenance"]["finished_at"]
+    mine = [e for e in evals.values() if e["run_id"] == retrained]
+    assert len(mine) == 3 and all(e["status"] == "done" for e in mine)
+    assert all(e["provenance"]["finished_at"] >= trained_at for e in mine)  # every one on the new weights
+    assert len(evals) == 6
+
+
 def test_a_corrupt_resume_checkpoint_is_set_aside_and_the_run_trains_from_the_start(tiny_grid, project_root):
     grid = tiny_grid("faults", encodings=["nope", "rope"], scales=[1], eval=EVAL, train=TRAIN)
     from suite.plan.grid import load_plan
