@@ -1,4 +1,5 @@
-"""Which CPU models a board's seeds were computed on, said on the board when there are several.
+"""Which machines computed a board, said on it: the CPU models when its seeds span several, and
+the device when its runs trained on a GPU.
 
 Under the pinned numerics (suite.core.numerics) the CPU model still decides a figure's bits:
 MKL's AVX2 branch is Intel's promise on Intel CPUs only, and on an AMD CPU MKL takes its own
@@ -59,4 +60,28 @@ def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
         text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "
                  f"{'mixes' if len(mixed) == 1 else 'mix'} CPU models across rows, so "
                  f"{'its' if len(mixed) == 1 else 'their'} paired differences compare two arithmetics.")
+    return text
+
+
+def device_note(board: Board, runs: dict[str, dict]) -> str | None:
+    """The board's note when any of its training runs ran on a GPU (their records name the device
+    and precision, suite.training.fit), else None. A GPU trains in bf16 autocast and evaluates in
+    fp32 on its own kernels: another arithmetic than the CPU boards', by more than their tolerances
+    (docs/how-to/run-on-a-gpu.md, "The device effect"), so such a board is its own device class."""
+    encodings = {entry.trained_as or entry.encoding for entry in board.entries}
+    seeds = set(board.seeds)
+    where: dict[str, set[int]] = defaultdict(set)
+    for run in runs.values():
+        if run["size"] == board.size and run["task"] == board.task and run["seed"] in seeds and run["encoding"] in encodings:
+            device = run.get("device") or "cpu"
+            where[device if device == "cpu" else f"{device} ({run.get('precision') or 'unknown precision'})"].add(run["seed"])
+    gpus = sorted(d for d in where if d != "cpu")
+    if not gpus:
+        return None
+    text = (f"Trained on a GPU, {'; '.join(f'{d}: seeds {seed_ranges(sorted(where[d]))}' for d in gpus)}, and evaluated on "
+            "it in fp32: a device class of its own. The GPU's arithmetic moves a figure by more than the CPU classes' "
+            "tolerances, so compare this board's rows with each other, not with a CPU board's.")
+    if "cpu" in where:
+        text += (f" Seeds {seed_ranges(sorted(where['cpu']))} trained on a CPU: this board mixes device classes, and "
+                 "its paired differences compare two arithmetics.")
     return text

@@ -57,6 +57,7 @@ def load_runs(con) -> dict[str, dict]:
     runs = {}
     for r in _dicts(con, """SELECT run_id, encoding, display_name, family, size, task, seed, status, n_params,
                                    train_tokens_per_s, peak_memory_mb, train_wall_s, wall_s, git_commit, finished_at,
+                                   device, precision,
                                    coalesce(json_extract(run, '$.parent.train'), json_extract(run, '$.train')) AS train,
                                    json_extract(run, '$.size') AS size_spec,
                                    corpus, json_extract_string(run, '$.task.kind') AS kind,

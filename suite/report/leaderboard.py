@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from suite.report.board_arithmetic import arithmetic_note
-from suite.report.board_cpus import cpu_note
+from suite.report.board_cpus import cpu_note, device_note
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
 from suite.report.board_types import Board
 from suite.report.figures import Sources
@@ -79,6 +79,8 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
     table = tolerances.published()
     for board in (b for boards in by_kind.values() for b in boards):
         if note := cpu_note(board, sources.runs):
+            board.notes.append(note)
+        if note := device_note(board, sources.runs):
             board.notes.append(note)
         if note := arithmetic_note(board, table):
             board.notes.append(note)
