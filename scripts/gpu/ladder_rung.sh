@@ -9,7 +9,7 @@
 #      published CPU records, on the GPU, for the device effect (benchmarks/device_effect.py). Its
 #      records are kept apart, in $OUT/device-effect.tar.gz: same ids, another machine class.
 # Each step has a time limit (RUNG_S, TINY_S seconds); a limit that cuts a step short leaves the
-# pieces finished so far, and a later loan resumes them. Wheels of the packages the machine lacks
+# pieces finished so far, and a later call resumes them (see RESUME below). Wheels of the packages the machine lacks
 # are installed from .whl/ (docs/how-to/run-on-a-gpu.md). Run from the repository root:
 #   OUT=/tmp/gpu-out scripts/gpu/ladder_rung.sh
 set -u
@@ -40,13 +40,19 @@ rung() {  # $1: seconds, then posbench run's arguments
   posbench plan "$1" ${SIZE_ARGS:-} 2>&1 | grep -E "^(training runs|evaluations):"
 }
 
-rung "${RUNG_S:-380}" grids/ladder-lm-gpu.yaml --jobs "${JOBS:-4}" >"$OUT/rung.log" 2>&1
+# A warm machine keeps ignored folders between calls (results/, .cache/), so a second call resumes
+# both steps with their checkpoints; a fresh machine resumes from records carried in RESUME (a
+# folder laid out as results/: runs/, evals/, samples/, e.g. the rung's published records).
+if [[ -n ${RESUME:-} && -d $RESUME ]]; then mkdir -p results && cp -rn "$RESUME"/. results/; fi
+rung "${RUNG_S:-380}" grids/ladder-lm-gpu.yaml --jobs "${JOBS:-4}" >>"$OUT/rung.log" 2>&1
 pack ladder-lm-gpu.tar.gz
 
-# the tiny rung at seeds 0-2 on a fresh results/: a copy of the grid under its own name's file
-mv results results-rung
+# the tiny rung at seeds 0-2 in its own results/ (the rung's waits in .cache/gpu/), from a copy
+# of the grid under its own file's name (a grid's name must match its file's)
+mkdir -p .cache/gpu && mv results .cache/gpu/rung && { [[ -d .cache/gpu/tiny ]] && mv .cache/gpu/tiny results; }
 tiny=$(mktemp -d)/ladder-lm-question.yaml
 sed -e "s/^seeds: .*/seeds: [0, 1, 2]/" grids/ladder-lm-question.yaml >"$tiny"
-SIZE_ARGS="--size tiny" rung "${TINY_S:-110}" "$tiny" --size tiny --jobs "${JOBS:-4}" >"$OUT/tiny.log" 2>&1
+SIZE_ARGS="--size tiny" rung "${TINY_S:-110}" "$tiny" --size tiny --jobs "${JOBS:-4}" --retry-failed >>"$OUT/tiny.log" 2>&1
 pack device-effect.tar.gz
+mv results .cache/gpu/tiny && mv .cache/gpu/rung results
 stamp done >>"$OUT/env.log"
