@@ -5,12 +5,18 @@ For every grid the snapshot names, the grid is planned (suite.plan.grid.expand) 
 piece that the snapshot holds as done on the CPU is paired with the wall-clock seconds its record
 states. Training runs: FLOPs by suite.plan.estimate.train_flops, one core's seconds by
 suite.plan.estimate.train_seconds; evaluations: those with a FLOP count
-(suite.plan.estimate.eval_flops). A piece planned by several grids counts once in the snapshot's
+(suite.plan.estimate.eval_flops), one core's seconds by suite.plan.estimate.eval_seconds. A piece planned by several grids counts once in the snapshot's
 figures and in every grid that plans it.
 
     .venv/bin/python benchmarks/calibrate_plan.py              # the snapshot in leaderboard/
     .venv/bin/python benchmarks/calibrate_plan.py --snapshot FOLDER
     .venv/bin/python benchmarks/calibrate_plan.py --rungs grids/ladder-lm.yaml [--root PROJECT]
+    .venv/bin/python benchmarks/calibrate_plan.py --write-eval-speeds     # suite/plan/eval_speeds.yaml
+    .venv/bin/python benchmarks/calibrate_plan.py --efficiency grids/ladder-lm.yaml ...
+
+``--write-eval-speeds`` rewrites each encoding's evaluation speed against NoPE's at 1x and 16x
+from the snapshot's CPU bench records; ``--efficiency`` prints what NoPE's evaluation pieces of
+the grids named sustain against the training law's rate (suite.plan.estimate.CpuClass.eval_efficiency).
 
 ``--rungs`` compares, per size of each grid named (a ladder's rungs), the CPU time the records of
 the snapshot (or of PROJECT/results/, with --root) state with `posbench plan GRID --size S`'s
@@ -30,9 +36,12 @@ throughput, plan's rate before issue 57) gives.
 from __future__ import annotations
 
 import argparse
+import statistics
 from pathlib import Path
 
-from suite.plan.estimate import CPU, eval_flops, train_flops, train_seconds
+import yaml
+
+from suite.plan.estimate import CPU, EVAL_SPEEDS, eval_flops, eval_seconds, train_flops, train_seconds
 from suite.plan.grid import expand
 from suite.plan.rate import fit, step_points
 from suite.results.bench_records import bench_records
@@ -65,7 +74,7 @@ def measured(snapshot: Path):
         for evaluation in plan.evaluations:
             record, flops = evals.get(evaluation.eval_id), eval_flops(evaluation)
             if record and record.status == "done" and flops > 0 and record.provenance.wall_s:
-                pieces.append((evaluation.eval_id, "eval", flops, record.provenance.wall_s, flops / CPU.eval_flops))
+                pieces.append((evaluation.eval_id, "eval", flops, record.provenance.wall_s, eval_seconds(evaluation)))
         per_grid[name] = pieces
     return per_grid
 
@@ -98,7 +107,7 @@ def rung_pieces(grid_file: Path, runs: dict, evals: dict):
         rung, pieces, with_cpu = plan.of_sizes([size.name]), [], 0
         for kind, record, plan_s in (
                 *[("train", runs.get(r.run_id), train_seconds(r)) for r in rung.runs],
-                *[("eval", evals.get(e.eval_id), eval_flops(e) / CPU.eval_flops) for e in rung.evaluations]):
+                *[("eval", evals.get(e.eval_id), eval_seconds(e)) for e in rung.evaluations]):
             if record is None or record.status != "done" or getattr(record.provenance, "device", None) == "cuda":
                 continue
             with_cpu += record.provenance.cpu_s is not None
@@ -120,6 +129,47 @@ def print_rungs(grids: list[Path], runs: dict, evals: dict) -> None:
                   f"{plan_h / hours:>14.2f}x{clock}")
 
 
+def eval_speeds(records: list[dict]) -> dict[str, dict[int, float]]:
+    """encoding -> {scale: the median over the CPU bench records timed on one thread of its
+    evaluation tokens/s over NoPE's} at 1x and 16x, for the encodings measured at both."""
+    found: dict[str, dict[int, list[float]]] = {}
+    for record in records:
+        cfg = record["config"]
+        if cfg["device"] != "cpu" or cfg["threads"] != 1:
+            continue
+        for row in record["rows"]:
+            for m in row["metrics"]:
+                if m["metric"] == "eval_tokens_per_s" and m["scale"] in (1, 16) and m.get("vs_nope"):
+                    found.setdefault(row["encoding"], {}).setdefault(m["scale"], []).append(m["vs_nope"])
+    return {enc: {scale: round(statistics.median(v), 3) for scale, v in sorted(by.items())}
+            for enc, by in sorted(found.items()) if set(by) == {1, 16}}
+
+
+def eval_efficiency(grids: list[Path], runs: dict, evals: dict) -> tuple[float, int]:
+    """The median over NoPE's done evaluation pieces (with their cpu_s) of the grids' planned
+    evaluations of: their FLOP rate over the training law's rate at their batch's FLOPs, at
+    CPU's current efficiency divided out. Returns (efficiency, pieces)."""
+    from suite.plan.grid import load_plan
+    from suite.plan.tuning import chooser
+
+    ratios = []
+    for grid_file in grids:
+        _, plan = load_plan(grid_file, Project(ROOT), tuned=chooser(runs.get))
+        for e in plan.evaluations:
+            record = evals.get(e.eval_id)
+            if (e.encoding.name == "nope" and record and record.status == "done" and record.provenance.cpu_s
+                    and eval_flops(e)):
+                ratios.append(eval_seconds(e) / record.provenance.cpu_s * CPU.eval_efficiency)
+    return statistics.median(ratios), len(ratios)
+
+
+def write_eval_speeds(speeds: dict, path: Path = EVAL_SPEEDS) -> None:
+    head = ("# Written by benchmarks/calibrate_plan.py --write-eval-speeds from the CPU bench records of the\n"
+            "# published snapshot (one thread): each encoding's evaluation tokens/s over NoPE's at 1x and 16x,\n"
+            "# the median over the records. suite.plan.estimate.eval_seconds reads it; not edited by hand.\n")
+    path.write_text(head + yaml.safe_dump({"speeds": speeds}, sort_keys=True))
+
+
 def throughput(pieces, kind: str) -> tuple[float, float]:
     """(FLOP/s, seconds) over the pieces of one kind."""
     flops = sum(p[2] for p in pieces if p[1] == kind)
@@ -132,7 +182,19 @@ def main() -> None:
     parser.add_argument("--snapshot", type=Path, default=ROOT / "leaderboard")
     parser.add_argument("--rungs", type=Path, nargs="+", metavar="GRID", help="per size of these grids: records against plan")
     parser.add_argument("--root", type=Path, help="--rungs: read this project's results/ (default: the snapshot)")
+    parser.add_argument("--write-eval-speeds", action="store_true",
+                        help="rewrite suite/plan/eval_speeds.yaml from the snapshot's CPU bench records")
+    parser.add_argument("--efficiency", type=Path, nargs="+", metavar="GRID",
+                        help="fit the evaluation efficiency to NoPE's evaluation pieces of these grids")
     args = parser.parse_args()
+    if args.write_eval_speeds:
+        speeds = eval_speeds(read_bench(args.snapshot, read_info(args.snapshot)["bench"]))
+        write_eval_speeds(speeds)
+        return print(f"{len(speeds)} encodings' evaluation speeds written to {EVAL_SPEEDS.relative_to(ROOT)}")
+    if args.efficiency:
+        efficiency, n = eval_efficiency(args.efficiency, *(results_records(args.root) if args.root
+                                                             else snapshot_records(args.snapshot)))
+        return print(f"evaluation efficiency {efficiency:.3f} over {n} NoPE evaluation pieces (plan: {CPU.eval_efficiency})")
     if args.rungs:
         return print_rungs(args.rungs, *(results_records(args.root) if args.root else snapshot_records(args.snapshot)))
     points = step_points(fit_records())

@@ -16,9 +16,13 @@ otherwise idle cores take about half of them in wall-clock time:
   fitted to NoPE's step time measured by ``posbench bench`` at 0.11M-19M matmul weights
   (suite.plan.rate: 43 GFLOP/s at tiny, 77 at base; a single FLOP rate over-stated a medium
   model's hours 3.2x);
-* evaluation: evaluation FLOPs / the rate the published snapshot's evaluations with a FLOP count
-  sustained (their FLOPs over their records' wall_s). Evaluations through lm-eval (the synthetic
-  tasks) and GLUE-style fine-tuning have no FLOP count and are not counted.
+* evaluation: its FLOPs at one core's rate for its batch, the training law's FLOP rate at an
+  evaluation batch's FLOPs times an efficiency fitted to NoPE's evaluation pieces (their
+  ``cpu_s``: 0.7x, a piece also reads, scores and writes), times the evaluated encoding's speed
+  relative to NoPE at its scale: the bench's evaluation tokens/s at 1x and 16x
+  (``eval_speeds.yaml``, interpolated in log2 of the scale; FIRE runs at 0.06x NoPE's at 16x,
+  a relative bias at 0.36x). Both fitted by benchmarks/calibrate_plan.py. Evaluations through
+  lm-eval (the synthetic tasks) and GLUE-style fine-tuning have no FLOP count and are not counted.
 
 The published snapshot (``leaderboard/`` as published 2026-11-27 08:30 UTC: fifteen grids, 1,704
 runs, 35 CPU-hours by their records; benchmarks/calibrate_plan.py) took 2.1x those hours: its
@@ -37,9 +41,15 @@ a GPU grid no CPU-hours.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
 
 VOCAB = 256  # bytes
+EVAL_SPEEDS = Path(__file__).with_name("eval_speeds.yaml")
 
 
 @dataclass(frozen=True)
@@ -61,19 +71,40 @@ class CpuClass:
     name: str
     step_scale: float  # seconds of a training step = step_scale x (its FLOPs) ** step_exponent, one core
     step_exponent: float
-    eval_flops: float  # FLOP/s an evaluation piece sustains
+    eval_efficiency: float  # NoPE's evaluation pieces' FLOP rate over the training law's rate at a batch's FLOPs
     shared_pace: float  # the published snapshot's records' seconds over these estimates of its pieces
     source: str
 
     def step_seconds(self, flops: float) -> float:
         return self.step_scale * flops**self.step_exponent
 
+    def eval_rate(self, batch_flops: float) -> float:
+        """FLOP/s of one core evaluating NoPE in batches of ``batch_flops``."""
+        return self.eval_efficiency * batch_flops / self.step_seconds(batch_flops)
 
-CPU = CpuClass("the 2-core AMD EPYC (AVX2) that computed leaderboard/, one thread a piece", 2.752e-10, 0.8793, 14.8e9,
+
+CPU = CpuClass("the 2-core AMD EPYC (AVX2) that computed leaderboard/, one thread a piece", 2.752e-10, 0.8793, 0.69,
                2.1, "training: suite.plan.rate.fit of NoPE's bench step times (benchmarks/plan-rate-2026-11-27/ and "
-               "the published bench records); evaluation and shared pace: leaderboard/ as published 2026-11-27 "
-               "08:30 UTC (benchmarks/calibrate_plan.py), 2.19 CPU-hours of evaluations with a FLOP count at 14.8 "
-               "GFLOP/s (sum of FLOPs over sum of the records' wall_s)")
+               "the published bench records); evaluation: NoPE's evaluation pieces of the ladder's tiny rungs "
+               "(their cpu_s) and the bench's evaluation speeds (eval_speeds.yaml); shared pace: leaderboard/ as "
+               "published 2026-11-27 08:30 UTC (benchmarks/calibrate_plan.py)")
+
+
+@cache
+def eval_speeds() -> dict[str, dict[int, float]]:
+    """encoding -> {1: its evaluation tokens/s over NoPE's at 1x, 16: the same at 16x} (eval_speeds.yaml)."""
+    return {name: {int(k): float(v) for k, v in speeds.items()}
+            for name, speeds in (yaml.safe_load(EVAL_SPEEDS.read_text())["speeds"] or {}).items()}
+
+
+def relative_eval_speed(encoding: str, scale: float) -> float:
+    """An encoding's evaluation speed over NoPE's at ``scale``: geometric between its 1x and 16x
+    figures (log2 of the scale), their ends beyond; 1 for an encoding the bench has not measured."""
+    speeds = eval_speeds().get(encoding)
+    if not speeds:
+        return 1.0
+    t = min(max(math.log2(scale) / 4, 0.0), 1.0)
+    return speeds[1] ** (1 - t) * speeds[16] ** t
 
 
 def matmul_params(size) -> int:
@@ -106,12 +137,25 @@ def eval_flops(evaluation) -> float:
     return tokens * (2 * matmul_params(run.size) + 4 * run.size.n_layers * T * run.size.d_model)
 
 
+def eval_seconds(evaluation, cpu: CpuClass = CPU) -> float:
+    """Seconds of one core for an evaluation with a FLOP count (0 for one without): its FLOPs at
+    NoPE's rate for its batch (``settings.batch_size`` windows of the evaluation length), over the
+    evaluated encoding's relative speed at its scale."""
+    flops = eval_flops(evaluation)
+    if not flops:
+        return 0.0
+    length = evaluation.scale * evaluation.run.base_len
+    batch_flops = flops / evaluation.settings["tokens"] * (evaluation.settings.get("batch_size") or 1) * length
+    return flops / (cpu.eval_rate(batch_flops) * relative_eval_speed(evaluation.encoding.name, evaluation.scale))
+
+
 @dataclass(frozen=True)
 class Estimate:
     train: float  # FLOPs of the training runs
     evaluation: float = 0.0  # FLOPs of the evaluations that have a count
     device: str = "cpu"  # the grid's: "cpu" states CPU-hours, "cuda" GPU-hours
     train_s: float = 0.0  # seconds of one core for the training runs (train_seconds)
+    eval_s: float = 0.0  # seconds of one core for the evaluations with a FLOP count (eval_seconds)
 
     @property
     def flops(self) -> float:
@@ -122,7 +166,7 @@ class Estimate:
 
     def cpu_hours(self, cpu: CpuClass = CPU) -> float:
         """Hours of one core: nothing else on it."""
-        return (self.train_s + self.evaluation / cpu.eval_flops) / 3600
+        return (self.train_s + self.eval_s) / 3600
 
     def shared_hours(self, cpu: CpuClass = CPU) -> float:
         """At the pace of the published snapshot's pieces on the shared machine."""
@@ -133,7 +177,8 @@ class Estimate:
             return [f"{_hours(self.gpu_hours(d))} GPU-hours on {d.name} ({d.peak_flops / 1e12:.0f} TFLOP/s bf16 dense "
                     f"x assumed {ASSUMED_MFU:.0%} MFU)" for d in DEVICES]
         return [f"{_hours(self.cpu_hours())} CPU-hours on {CPU.name}, on cores of their own (training at one "
-                f"core's step time measured by posbench bench, evaluation at {CPU.eval_flops / 1e9:.1f} GFLOP/s); "
+                f"core's step time measured by posbench bench, evaluation at NoPE's measured rate times each encoding's "
+                f"measured speed); "
                 f"{_hours(self.shared_hours())} at the pace of the published snapshot's pieces on the shared machine "
                 f"({CPU.shared_pace:.1f}x)"]
 
@@ -152,5 +197,6 @@ def _hours(hours: float) -> str:
 
 
 def estimate(runs, evaluations, device: str = "cpu") -> Estimate:
+    evaluations = list(evaluations)
     return Estimate(sum(train_flops(r) for r in runs), sum(eval_flops(e) for e in evaluations), device,
-                    sum(train_seconds(r) for r in runs))
+                    sum(train_seconds(r) for r in runs), sum(eval_seconds(e) for e in evaluations) if device == "cpu" else 0.0)
