@@ -63,11 +63,9 @@ def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
     return text
 
 
-def device_note(board: Board, runs: dict[str, dict]) -> str | None:
-    """The board's note when any of its training runs ran on a GPU (their records name the device
-    and precision, suite.training.fit), else None. A GPU trains in bf16 autocast and evaluates in
-    fp32 on its own kernels: another arithmetic than the CPU boards', by more than their tolerances
-    (docs/how-to/run-on-a-gpu.md, "The device effect"), so such a board is its own device class."""
+def devices_by_seed(board: Board, runs: dict[str, dict]) -> dict[str, set[int]]:
+    """device -> the seeds of the board's training runs on it: "cpu", or a GPU with its precision
+    ("cuda:NVIDIA H200 (bf16-mixed)"), as the runs' records name them (suite.training.fit)."""
     encodings = {entry.trained_as or entry.encoding for entry in board.entries}
     seeds = set(board.seeds)
     where: dict[str, set[int]] = defaultdict(set)
@@ -75,6 +73,20 @@ def device_note(board: Board, runs: dict[str, dict]) -> str | None:
         if run["size"] == board.size and run["task"] == board.task and run["seed"] in seeds and run["encoding"] in encodings:
             device = run.get("device") or "cpu"
             where[device if device == "cpu" else f"{device} ({run.get('precision') or 'unknown precision'})"].add(run["seed"])
+    return dict(where)
+
+
+def gpus_of(board: Board, runs: dict[str, dict]) -> list[str]:
+    """The GPUs (with their precision) the board's runs trained on; empty for a CPU board."""
+    return sorted(d for d in devices_by_seed(board, runs) if d != "cpu")
+
+
+def device_note(board: Board, runs: dict[str, dict]) -> str | None:
+    """The board's note when any of its training runs ran on a GPU, else None. A GPU trains in
+    bf16 autocast and evaluates in fp32 on its own kernels: another arithmetic than the CPU
+    boards', by more than their tolerances (docs/how-to/run-on-a-gpu.md, "The device effect"),
+    so such a board is its own device class."""
+    where = devices_by_seed(board, runs)
     gpus = sorted(d for d in where if d != "cpu")
     if not gpus:
         return None

@@ -92,6 +92,9 @@ class Board:
     # a board of architecture changes beside their base encodings, not of positional encodings
     # (suite.report.row_kinds)
     architecture: bool = False
+    # the GPUs its runs trained on ("cuda:NVIDIA H200 (bf16-mixed)"), none for a CPU board
+    # (suite.report.board_cpus.gpus_of): another device class, which the scale view labels
+    gpus: list[str] = field(default_factory=list)
 
     @property
     def families(self) -> list[str]:

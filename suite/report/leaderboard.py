@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from suite.report.board_arithmetic import arithmetic_note
-from suite.report.board_cpus import cpu_note, device_note
+from suite.report.board_cpus import cpu_note, device_note, gpus_of
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
 from suite.report.board_types import Board
 from suite.report.figures import Sources
@@ -82,6 +82,7 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
             board.notes.append(note)
         if note := device_note(board, sources.runs):
             board.notes.append(note)
+        board.gpus = gpus_of(board, sources.runs)
         if note := arithmetic_note(board, table):
             board.notes.append(note)
     return Leaderboard(by_kind, sources.runs)

@@ -17,9 +17,14 @@ module gives:
   so does any interval from under :data:`INTERVAL_SEEDS` seeds a row (the percentile
   bootstrap's coverage falls well short of 95% there, Efron and Tibshirani ch. 13);
 * a label for the question's finding, its best row: **"holds at every size"** when one row is
-  first for certain (rank interval "1") at every size, **"changes at size X"** at the first
-  larger size where the smallest size's first row is not first for certain there, and
+  first for certain (rank interval "1") at every size; **"changes at size X"** at the first
+  larger size where another row is first for certain; **"not decided at size X"** at the first
+  where no row is (too few seeds, or rows too close), naming the row of the best mean there; and
   **"no finding"** when no row is first for certain at the smallest size.
+
+A size whose runs trained on a GPU (suite.report.board_cpus.gpus_of) is labelled so: another
+device class, whose figures move by more than the CPU classes' tolerances, though the tiny rung
+re-run on a GPU kept its order at 16x (docs/how-to/run-on-a-gpu.md, "The device effect").
 
 **Budgets.** A size can have boards of the same recipe that differ only in steps (a size ladder
 trains each rung at two budgets, grids/ladder-lm-budget.yaml, to separate size from training
@@ -168,7 +173,7 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
         main = {s: max(by_size[s].values(), key=canonical_order) for s in sizes}
         q = Question(key, f"{task}: {metric} at {QUESTION_SCALE[kind]}x", column, sizes, main)
         budgets = any(len(by_size[s]) > 1 for s in sizes)
-        q.columns = [(f"{s}, {steps:,} steps" if len(by_size[s]) > 1 and steps else s, board)
+        q.columns = [(_label(s, steps if len(by_size[s]) > 1 else None, board), board)
                      for s in sizes for steps, board in sorted(by_size[s].items(), key=lambda kv: kv[0] or 0)]
         base_board = main[sizes[0]]
         lower = bool(base_board.lower_is_better)
@@ -180,10 +185,36 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
         if q.leader is None:
             q.finding = "no finding: no row is first for certain at the smallest size"
         else:
-            changed = next((label for label, board in others if first_for_certain(board) != q.leader), None)
-            q.finding = f"holds at {every}" if changed is None else f"changes at size {changed}"
+            q.finding = _finding(q.leader, others, every)
         out.append(q)
     return sorted(out, key=lambda q: q.key[:3])
+
+
+def _label(size: str, steps: int | None, board: Board) -> str:
+    """A column's label: the size, its steps where the size has several budgets, its GPU if any."""
+    label = f"{size}, {steps:,} steps" if steps else size
+    return f"{label}, on a GPU" if board.gpus else label
+
+
+def best_mean(board: Board, column: str) -> str | None:
+    """The row of the best mean at ``column`` (lowest or highest, as the board's figure is better)."""
+    rows = [(c.value, e.encoding) for e in board.entries if (c := e.cells.get(column)) is not None and c.value is not None]
+    if not rows:
+        return None
+    return (min(rows) if board.lower_is_better else max(rows))[1]
+
+
+def _finding(leader: str, others: list[tuple[str, Board]], every: str) -> str:
+    """The finding over the columns after the smallest size's main board (module docstring)."""
+    for label, board in others:
+        first = first_for_certain(board)
+        if first is not None and first != leader:
+            return f"changes at size {label}"
+        if first is None:
+            column = f"s{QUESTION_SCALE[board.kind]}"
+            return (f"not decided at size {label}: no row is first for certain there "
+                    f"(best mean: {best_mean(board, column) or 'none'})")
+    return f"holds at {every}"
 
 
 def _without_steps(recipe: str | None) -> str | None:

@@ -162,3 +162,29 @@ def test_every_budget_of_a_rung_is_a_column_and_the_finding_reads_them_all():
     same = {k: order for k in truth}
     (q,) = questions(budget_boards(same, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
     assert q.finding == "holds at every size and budget"
+
+
+def test_a_larger_size_where_no_row_is_first_for_certain_is_not_decided_there():
+    """The leader holds at small; at medium every row's true mean is the same, so no row is first
+    for certain there: the finding says it is not decided at medium, not that it changed."""
+    rng = np.random.default_rng(11)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    flat = {e: 3.0 for e in ENCODINGS}
+    (q,) = questions(boards({"tiny": order, "small": order, "medium": flat}, sd=0.05, seeds=5, rng=rng),
+                     ["tiny", "small", "medium"])
+    medium = q.boards["medium"]
+    best = min((e.cells["s16"].value, e.encoding) for e in medium.entries)[1]
+    assert q.leader == "a" and q.finding == ("not decided at size medium: no row is first for certain there "
+                                             f"(best mean: {best})")
+
+
+def test_a_size_trained_on_a_gpu_is_labelled_so():
+    rng = np.random.default_rng(12)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    built = boards({"tiny": order, "base": order}, sd=0.05, seeds=5, rng=rng)
+    for board in built:
+        if board.size == "base":
+            board.gpus = ["cuda:NVIDIA H200 (bf16-mixed)"]
+    (q,) = questions(built, ["tiny", "base"])
+    assert [label for label, _ in q.columns] == ["tiny", "base, on a GPU"]
+    assert q.finding == "holds at every size"
