@@ -121,7 +121,8 @@ def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 
            grids: set[str] | None = None, here: dict | None = None) -> list[Piece]:
     """``n`` pieces of the done training runs in ``scratch`` (those of the machine class of
     ``here``, a :func:`suite.core.numerics.measured`, when given), stratified (module docstring)."""
-    runs = {r.run_id: r for r in scan(scratch.runs, "training_run").records if r.status == "done"}
+    runs = {r.run_id: r for r in scan(scratch.runs, "training_run").records
+            if r.status == "done" and on_this_kind_of_device(r)}
     evals = defaultdict(int)
     for e in scan(scratch.evals, "evaluation").records:
         if e.status == "done":
@@ -146,6 +147,17 @@ def sample(scratch: Project, grid_of: dict[str, list[str]], n: int, seed: int = 
                             evals[record.run_id], record.provenance.numerics is None,
                             machine.label(record.provenance.numerics)))
     return pieces
+
+
+def on_this_kind_of_device(record) -> bool:
+    """Whether a training record can be re-run here: trained on a CPU and this machine has no GPU,
+    or on a GPU and it has one (a GPU's run re-trained on a CPU would take hours and compare two
+    device classes: suite.submission.verify refuses the same)."""
+    import torch
+
+    from suite.submission.verify import device_kind
+
+    return device_kind(record.provenance.device or "cpu") == ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def _interleave(lists: list[list]) -> list:
@@ -236,11 +248,17 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
             raise ValueError(f"no training run of {folder.name}/ was computed on this machine's class "
                              f"({machine.label(here)}); its records name {', '.join(named)}. Without `--cpu this` "
                              "they are re-run here and compared within the measured cross-class tolerances")
+        if not pieces and any(not on_this_kind_of_device(r) for r in scan(scratch.runs, "training_run").records):
+            raise ValueError(f"the training runs of {folder.name}/ that could be sampled trained on another kind of "
+                             "device (a GPU) than this machine's: replicate them on a machine with one")
         if not pieces:  # nothing re-run is nothing replicated, never a success
             raise ValueError(f"no training run of {folder.name}/ is planned by its grids as they are now "
                              "(a recipe changed since it was published?): nothing to re-run")
+        elsewhere = sum(not on_this_kind_of_device(r) for r in scan(scratch.runs, "training_run").records)
         log(f"{len(pieces)} piece(s) of {folder.name}/, stratified over grids, tasks and encodings"
-            + (f", of the runs computed on this machine's class ({machine.label(here)})" if here else ""))
+            + (f", of the runs computed on this machine's class ({machine.label(here)})" if here else "")
+            + (f"; {elsewhere} run(s) trained on another kind of device (a GPU) are left to a machine with one"
+               if elsewhere else ""))
         outcomes = []
         for i, piece in enumerate(pieces, 1):
             outcome = replicate_piece(piece, scratch)

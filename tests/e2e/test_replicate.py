@@ -62,3 +62,13 @@ def test_a_published_grid_replicates_bit_for_bit_and_a_doctored_figure_does_not(
     assert "0 of 1 piece(s) bit-identical, 0 within tolerance, 1 different" in out
     assert ("another machine class (stepping: recorded 99, here " in out
             and "compared within the measured cross-class tolerances" in out)
+
+    # runs trained on a GPU are not re-run on a CPU (hours, and another device class): left out,
+    # and a snapshot of nothing else says where to replicate it
+    for run in runs:
+        run["provenance"].update(device="cuda:NVIDIA H200", precision="bf16-mixed")
+    with gzip.open(runs_path, "wt") as f:
+        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in runs)
+    assert main(["--root", str(project_root), "replicate", "--snapshot", "snap", "--sample", "1"]) == 1
+    err = capfd.readouterr().err
+    assert "trained on another kind of device (a GPU) than this machine's: replicate them on a machine with one" in err
