@@ -316,12 +316,14 @@ def _render_into(staging: Path, con: duckdb.DuckDBPyConnection, out: Path, snaps
                                                                       **values))
 
     ov = overview(lb.all, lb.runs)
-    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=ov, downloads=downloads)
+    at_scale = scale_questions(lb.all, size_order(lb.runs))
+    page("index.html", "index.html", lb=lb, sections=lb.sections(), ov=ov, downloads=downloads, at_scale=at_scale,
+         gpu_sizes=sorted({b.size for b in lb.all if b.gpus}))
     page("method.html", "method.html", battery=battery, tolerance=TOLERANCE, absolute_accuracy=ABSOLUTE_ACCURACY)
     page("coverage.html", "coverage.html", coverage=coverage_matrix(con))
     # the same answers as the index's, from the same canonical boards (suite.report.overview)
     asked = [a for a in ov.answers if a.question.kind in QUESTION_SCALE]
-    page("scale.html", "scale.html", questions=scale_questions(lb.all, size_order(lb.runs)),
+    page("scale.html", "scale.html", questions=at_scale,
          answers=[answer_text(a) for a in asked], canonical_ids={a.board.id for a in asked if a.board},
          corpora=corpus_comparisons(lb.all, {a.board.id for a in ov.answers if a.board}))
     for board in lb.all:  # a page's file name is built from its checked id, name or run id; anything else has none
