@@ -25,8 +25,11 @@ def same_class(folder) -> bool:
 
 
 def test_ci_sample_of_the_committed_snapshot_reproduces_on_this_machine_class(tmp_path, capfd):
-    """One language-modelling run and one task run of the default job, each the quickest of its
-    stratum, with all their evaluations, re-run from the committed records with their numerics.
+    """The default job's quickest flip-flop run, the figure kind most sensitive to the arithmetic
+    (flip-flop accuracy moved by 0.07 across classes), with all its evaluations, re-run from the
+    committed records with their numerics; the default job's three headlines read again with it.
+    (Its language-modelling run, re-run too until 2026-11-28, took as long again: a language-modelling
+    run is re-run across classes by tests/e2e/test_replicate.py and bit for bit by the test below.)
     The records are the default job's part of leaderboard/ (its runs, every evaluation of them):
     unpacking, ingesting and ranking all of it would take longer than the two re-runs and grow
     with every grid published. Measured 2026-11-27: on an AMD EPYC of family 25, model 1 (no
@@ -37,11 +40,11 @@ def test_ci_sample_of_the_committed_snapshot_reproduces_on_this_machine_class(tm
     runs, evals = cut_snapshot(tmp_path / "quick", ["quick"], planned_by("quick"))
     assert runs == 60 and evals > 600  # 3 trained encodings x 2 tasks x 10 seeds
     code = main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / "quick"),
-                 "--sample", "2", "--cheapest", "--grids", "quick"])
+                 "--sample", "1", "--cheapest", "--grids", "quick"])
     out = capfd.readouterr().out
-    assert "/lm/" in out and "/flip_flop/" in out
+    assert "/flip_flop/" in out and "/lm/" not in out
     if same_class(tmp_path / "quick"):
-        assert "2 of 2 piece(s) bit-identical" in out
+        assert "1 of 1 piece(s) bit-identical" in out
     else:
         assert "0 different, 0 could not be re-run" in out
     assert code == 0, out

@@ -57,7 +57,13 @@ def test_the_quick_grid_is_measured_from_its_own_records(tmp_path):
     assert calibration.shared_pace(pieces) == pytest.approx(by_records / (est.cpu_hours() * 3600))
 
 
-def test_a_published_rung_is_costed_from_its_own_records_cpu_time():
+@pytest.fixture(scope="module")
+def published():
+    """The published snapshot's training and evaluation records, by id (read once: 14,000 of them)."""
+    return load_calibration().snapshot_records(REPO / "leaderboard")
+
+
+def test_a_published_rung_is_costed_from_its_own_records_cpu_time(published):
     """calibrate_plan --rungs on the size ladder's tiny rung: every planned piece of that size is
     paired with its own record (the rates its sweep chose, read from the same records), its
     seconds are the CPU time the record states, and plan's side is `posbench plan --size tiny`'s
@@ -65,7 +71,7 @@ def test_a_published_rung_is_costed_from_its_own_records_cpu_time():
     from suite.plan.tuning import chooser
 
     calibration = load_calibration()
-    runs, evals = calibration.snapshot_records(REPO / "leaderboard")
+    runs, evals = published
     grid_file = REPO / "grids" / "ladder-lm.yaml"
     planned, pieces, with_cpu = calibration.rung_pieces(grid_file, runs, evals)["tiny"]
     plan = expand(load_grid(grid_file, Project(REPO)), tuned=chooser(runs.get)).of_sizes(["tiny"])
@@ -75,11 +81,11 @@ def test_a_published_rung_is_costed_from_its_own_records_cpu_time():
     assert sum(p[2] for p in pieces) == pytest.approx(estimate(plan.runs, plan.evaluations).cpu_hours() * 3600)
 
 
-def test_every_published_rung_of_the_ladder_is_costed_within_its_bound_of_its_records():
+def test_every_published_rung_of_the_ladder_is_costed_within_its_bound_of_its_records(published):
     """Issue 57's bound: plan of each rung within 0.7x-1.4x of the CPU time its records state,
     for every rung the snapshot holds records of (docs/benchmarks.md's table)."""
     calibration = load_calibration()
-    runs, evals = calibration.snapshot_records(REPO / "leaderboard")
+    runs, evals = published
     ratios = {}
     for grid in ("ladder-lm", "ladder-lm-question", "ladder-lm-budget"):
         for size, (_, pieces, _) in calibration.rung_pieces(REPO / "grids" / f"{grid}.yaml", runs, evals).items():
@@ -89,13 +95,13 @@ def test_every_published_rung_of_the_ladder_is_costed_within_its_bound_of_its_re
     assert all(0.7 <= r <= 1.4 for r in ratios.values()), ratios
 
 
-def test_the_evaluation_efficiency_is_what_nopes_pieces_sustain():
+def test_the_evaluation_efficiency_is_what_nopes_pieces_sustain(published):
     """--efficiency on the ladder's tiny rungs: the median over NoPE's evaluation pieces of plan's
     seconds over their recorded CPU time, at an efficiency of 1; plan's constant is that, rounded."""
     from suite.plan.estimate import CPU
 
     calibration = load_calibration()
-    records = calibration.snapshot_records(REPO / "leaderboard")
+    records = published
     grids = [REPO / "grids" / f"{g}.yaml" for g in ("ladder-lm", "ladder-lm-question", "ladder-lm-budget")]
     efficiency, pieces = calibration.eval_efficiency(grids, *records)
     assert pieces >= 75 and CPU.eval_efficiency == pytest.approx(efficiency, abs=0.01)
