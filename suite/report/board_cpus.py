@@ -30,15 +30,20 @@ def seed_ranges(seeds: list[int]) -> str:
     return ", ".join(out)
 
 
-def cpus_by_seed(board: Board, runs: dict[str, dict]) -> dict[int, set[str]]:
-    """seed -> the CPU models named by the training runs of the board's size, task, seeds and
-    checkpoints (a training-free row's checkpoint is its ``trained_as``)."""
+def board_runs(board: Board, runs: dict[str, dict]) -> list[dict]:
+    """The training runs of the board's size, task, seeds and checkpoints (a training-free row's
+    checkpoint is its ``trained_as``)."""
     encodings = {entry.trained_as or entry.encoding for entry in board.entries}
     seeds = set(board.seeds)
+    return [run for run in runs.values() if run["size"] == board.size and run["task"] == board.task
+            and run["seed"] in seeds and run["encoding"] in encodings]
+
+
+def cpus_by_seed(board: Board, runs: dict[str, dict]) -> dict[int, set[str]]:
+    """seed -> the CPU models named by the board's training runs (:func:`board_runs`)."""
     out: dict[int, set[str]] = defaultdict(set)
-    for run in runs.values():
-        if (run.get("cpu") and run["size"] == board.size and run["task"] == board.task and run["seed"] in seeds
-                and run["encoding"] in encodings):
+    for run in board_runs(board, runs):
+        if run.get("cpu"):
             out[run["seed"]].add(run["cpu"])
     return dict(out)
 
@@ -64,15 +69,13 @@ def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
 
 
 def devices_by_seed(board: Board, runs: dict[str, dict]) -> dict[str, set[int]]:
-    """device -> the seeds of the board's training runs on it: "cpu", or a GPU with its precision
-    ("cuda:NVIDIA H200 (bf16-mixed)"), as the runs' records name them (suite.training.fit)."""
-    encodings = {entry.trained_as or entry.encoding for entry in board.entries}
-    seeds = set(board.seeds)
+    """device -> the seeds of the board's training runs (:func:`board_runs`) on it: "cpu", or a GPU
+    with its precision ("cuda:NVIDIA H200 (bf16-mixed)"), as the runs' records name them
+    (suite.training.fit)."""
     where: dict[str, set[int]] = defaultdict(set)
-    for run in runs.values():
-        if run["size"] == board.size and run["task"] == board.task and run["seed"] in seeds and run["encoding"] in encodings:
-            device = run.get("device") or "cpu"
-            where[device if device == "cpu" else f"{device} ({run.get('precision') or 'unknown precision'})"].add(run["seed"])
+    for run in board_runs(board, runs):
+        device = run.get("device") or "cpu"
+        where[device if device == "cpu" else f"{device} ({run.get('precision') or 'unknown precision'})"].add(run["seed"])
     return dict(where)
 
 
