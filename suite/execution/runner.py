@@ -23,7 +23,7 @@ from pathlib import Path
 from suite.core import numerics
 from suite.core.aside import set_aside
 from suite.execution.claims import try_claim
-from suite.execution.sigterm import sigterm_exits
+from suite.execution.sigterm import exit_if_terminated, sigterm_exits
 from suite.plan.grid import Evaluation, Plan, TrainingRun
 from suite.results.rows import metric_info
 from suite.core.runtime import evaluation_device, peak_memory_mb, reset_peak_memory
@@ -126,6 +126,7 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
                                      learning_curve=result.learning_curve)
         provenance.update(result.stats)
     except Exception as exc:  # recorded, never lost: the plan goes on
+        exit_if_terminated()  # a SIGTERM a library swallowed is an exit, not this run's failure
         record = failed(record, _failure(exc, project, f"run-{run.run_id}"))
     provenance.update(wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start, finished_at=_now())
     record = dataclasses.replace(record, provenance=TrainingProvenance(**provenance))
@@ -164,6 +165,7 @@ def evaluate(evaluation: Evaluation, trained, project: Project, log=print) -> Ev
                                      scale_behaviour=model.encodings[0].scale_behaviour.value,
                                      max_length=model.encodings[0].max_length())
     except Exception as exc:  # recorded, never lost
+        exit_if_terminated()  # a SIGTERM a library swallowed is an exit, not this piece's failure
         record = failed(record, _failure(exc, project, f"eval-{evaluation.eval_id}"))
     record = dataclasses.replace(record, provenance=Provenance(
         git_commit=git_commit(project.root), versions=package_versions(), wall_s=time.perf_counter() - start,

@@ -157,6 +157,36 @@ def test_an_evaluation_without_metrics_is_a_failure_and_the_grid_goes_on(tiny_gr
     assert [e["status"] for e in evals if e["evaluator"] != "no-figures"] == ["done"]
 
 
+class SwallowsSigterm(Evaluator):
+    """An evaluator in which a SIGTERM lands inside a library that turns the handler's exception into
+    its own error, as DuckDB did on a GPU loan ("Query interrupted" from write_samples'
+    executemany, for the SystemExit a time limit's SIGTERM raised)."""
+
+    per_scale = False
+
+    @staticmethod
+    def evaluate(model, context):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs here, in the main thread
+        except SystemExit:
+            raise RuntimeError("Query interrupted") from None
+        return EvalResult(metrics=[])
+
+
+def test_a_sigterm_that_a_library_turns_into_its_own_error_still_exits_143(tiny_grid, project_root, monkeypatch):
+    """The process exits 143 and records nothing of the piece, as for any SIGTERM: the piece did
+    not fail, it was stopped."""
+    monkeypatch.setitem(EVALUATORS._items, "swallows-sigterm", SwallowsSigterm)
+    grid = tiny_grid("faults", encodings=["nope"], scales=[1], eval=EVAL, train=TRAIN,
+                     evaluations=[{"evaluator": "swallows-sigterm"}])
+    with pytest.raises(SystemExit) as exit_:
+        run(project_root, grid)
+    assert exit_.value.code == 128 + signal.SIGTERM
+    assert not [e for e in records(project_root, "evals").values() if e["evaluator"] == "swallows-sigterm"]
+    assert not list((project_root / "results" / "claims").glob("*.json"))  # its claim released
+
+
 @pytest.mark.parametrize("after_claim_s", [0.0, 1.0], ids=["before-the-fit", "in-the-fit"])
 def test_sigterm_during_training_exits_143_and_a_rerun_completes(tiny_grid, project_root, after_claim_s):
     """A SIGTERM as soon as the run is claimed lands before Lightning's fit has its handler (Python's
