@@ -155,13 +155,22 @@ def class_rows() -> list[str]:
     from suite.core import machine
 
     counts: dict[str, Counter] = {}
+    with gzip.open(REPO / "leaderboard" / "runs.jsonl.gz", "rt") as f:
+        runs = {r["run_id"]: r for r in map(json.loads, f)}
     for name in ("runs", "evals"):
         with gzip.open(REPO / "leaderboard" / f"{name}.jsonl.gz", "rt") as f:
             for line in f:
-                numerics = json.loads(line)["provenance"].get("numerics") or {}
-                mkl = (f"{numerics['mkl_branch']} in effect (its AUTO: {numerics['mkl_auto_branch']})"
-                       if "mkl_branch" in numerics else "not recorded")
-                counts.setdefault(f"`{machine.label(numerics)}` | {mkl}", Counter())[name] += 1
+                record = json.loads(line)
+                numerics = record["provenance"].get("numerics") or {}
+                trained = runs[record["run_id"]]["provenance"]  # an evaluation ran where its run trained
+                if (trained.get("device") or "cpu").startswith("cuda"):
+                    key = (f"`{trained['device']} ({trained.get('precision')} training, fp32 evaluation), "
+                           f"its host {machine.label(numerics)}` | the GPU's kernels, not MKL's")
+                else:
+                    mkl = (f"{numerics['mkl_branch']} in effect (its AUTO: {numerics['mkl_auto_branch']})"
+                           if "mkl_branch" in numerics else "not recorded")
+                    key = f"`{machine.label(numerics)}` | {mkl}"
+                counts.setdefault(key, Counter())[name] += 1
     return [f"| {key} | {c['runs']:,} | {c['evals']:,} |" for key, c in sorted(counts.items())]
 
 
