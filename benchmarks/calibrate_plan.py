@@ -145,17 +145,18 @@ def eval_speeds(records: list[dict]) -> dict[str, dict[int, float]]:
             for enc, by in sorted(found.items()) if set(by) == {1, 16}}
 
 
-def eval_efficiency(grids: list[Path], runs: dict, evals: dict) -> tuple[float, int]:
+def eval_efficiency(grids: list[Path], runs: dict, evals: dict, sizes: tuple[str, ...] = ("tiny",)) -> tuple[float, int]:
     """The median over NoPE's done evaluation pieces (with their cpu_s) of the grids' planned
-    evaluations of: their FLOP rate over the training law's rate at their batch's FLOPs, at
-    CPU's current efficiency divided out. Returns (efficiency, pieces)."""
+    evaluations at ``sizes`` (plan's constant: tiny's) of: their FLOP rate over the training
+    law's rate at their batch's FLOPs, at CPU's current efficiency divided out. Returns
+    (efficiency, pieces)."""
     from suite.plan.grid import load_plan
     from suite.plan.tuning import chooser
 
     ratios = []
     for grid_file in grids:
         _, plan = load_plan(grid_file, Project(ROOT), tuned=chooser(runs.get))
-        for e in plan.evaluations:
+        for e in plan.of_sizes(list(sizes)).evaluations:
             record = evals.get(e.eval_id)
             if (e.encoding.name == "nope" and record and record.status == "done" and record.provenance.cpu_s
                     and eval_flops(e)):
@@ -186,6 +187,7 @@ def main() -> None:
                         help="rewrite suite/plan/eval_speeds.yaml from the snapshot's CPU bench records")
     parser.add_argument("--efficiency", type=Path, nargs="+", metavar="GRID",
                         help="fit the evaluation efficiency to NoPE's evaluation pieces of these grids")
+    parser.add_argument("--sizes", nargs="+", default=["tiny"], help="--efficiency: at these sizes (default tiny)")
     args = parser.parse_args()
     if args.write_eval_speeds:
         speeds = eval_speeds(read_bench(args.snapshot, read_info(args.snapshot)["bench"]))
@@ -193,7 +195,7 @@ def main() -> None:
         return print(f"{len(speeds)} encodings' evaluation speeds written to {EVAL_SPEEDS.relative_to(ROOT)}")
     if args.efficiency:
         efficiency, n = eval_efficiency(args.efficiency, *(results_records(args.root) if args.root
-                                                             else snapshot_records(args.snapshot)))
+                                                             else snapshot_records(args.snapshot)), tuple(args.sizes))
         return print(f"evaluation efficiency {efficiency:.3f} over {n} NoPE evaluation pieces (plan: {CPU.eval_efficiency})")
     if args.rungs:
         return print_rungs(args.rungs, *(results_records(args.root) if args.root else snapshot_records(args.snapshot)))

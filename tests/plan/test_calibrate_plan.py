@@ -96,8 +96,9 @@ def test_every_published_rung_of_the_ladder_is_costed_within_its_bound_of_its_re
 
 
 def test_the_evaluation_efficiency_is_what_nopes_pieces_sustain(published):
-    """--efficiency on the ladder's tiny rungs: the median over NoPE's evaluation pieces of plan's
-    seconds over their recorded CPU time, at an efficiency of 1; plan's constant is that, rounded."""
+    """--efficiency on the ladder's tiny rungs (the default size): the median over NoPE's evaluation
+    pieces of plan's seconds over their recorded CPU time, at an efficiency of 1; plan's constant is
+    that, rounded. (NoPE's pieces at small sustain 0.91: docs/benchmarks.md.)"""
     from suite.plan.estimate import CPU
 
     calibration = load_calibration()
