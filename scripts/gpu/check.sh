@@ -13,21 +13,7 @@
 # same run ids), so a limit that cuts it short leaves every encoding at the seeds done so far.
 # Wheels of the packages the machine lacks (pydantic, datasets, lm-eval, ...) are installed
 # from .whl/ when it is there (the device tool's machines have PyTorch and Lightning).
-set -u
-OUT=${OUT:?set OUT to the folder the logs and records go to}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { echo "installing .whl/ failed"; exit 1; }
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
-pack() {  # the records so far (never the checkpoints): what comes back even if a later step is cut short
-  tar czf "$OUT/records.tar.gz" --exclude='results/checkpoints' --exclude='results/hpc' --exclude='results/claims' \
-    --exclude='results/lmeval' results 2>/dev/null
-}
+source "$(dirname "$0")/setup.sh"
 { stamp environment; nvidia-smi; python3 -c "import torch, lightning, sys; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name()); print('lightning', lightning.__version__)"; nproc; } >"$OUT/env.log" 2>&1
 
 STEPS=${STEPS:-grid flex bench}
@@ -47,7 +33,7 @@ if step grid; then
       stamp "$name seed $seed" >>"$OUT/grid.log"
       timeout "$left" python3 -m suite.cli.main --root . run "$one" --no-ingest --quiet --jobs 1 >>"$OUT/grid.log" 2>&1
       echo "exit $?" >>"$OUT/grid.log"
-      pack
+      pack records.tar.gz
     done
   done
 fi
@@ -63,6 +49,6 @@ if step bench; then
   timeout "${BENCH_S:-100}" python3 -m suite.cli.main --root . bench --device cuda --size gpt2-small --seq-len 1024 --batch 32 \
     --encodings nope,rope,alibi --steps 10 --warmup 3 --scales 1,4,16 >>"$OUT/bench.log" 2>&1
   echo "exit $?" >>"$OUT/bench.log"
-  pack
+  pack records.tar.gz
 fi
 stamp done >>"$OUT/env.log"

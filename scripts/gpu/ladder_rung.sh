@@ -12,21 +12,7 @@
 # pieces finished so far, and a later call resumes them (see RESUME below). Wheels of the packages the machine lacks
 # are installed from .whl/ (docs/how-to/run-on-a-gpu.md). Run from the repository root:
 #   OUT=/tmp/gpu-out scripts/gpu/ladder_rung.sh
-set -u
-OUT=${OUT:?set OUT to the folder the logs and records go to}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { echo "installing .whl/ failed"; exit 1; }
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
-pack() {  # $1: the archive; the records so far, never the checkpoints
-  tar czf "$OUT/$1" --exclude='results/checkpoints' --exclude='results/hpc' --exclude='results/claims' \
-    --exclude='results/lmeval' results 2>/dev/null
-}
+source "$(dirname "$0")/setup.sh"
 posbench() { python3 -m suite.cli.main --root . "$@"; }
 { stamp environment; nvidia-smi; lscpu | grep -E "Model name|Vendor|CPU family|^Model:|Flags" | cut -c1-400
   python3 -c "import torch, lightning, sys; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name()); print('lightning', lightning.__version__)"; nproc; } >"$OUT/env.log" 2>&1

@@ -12,11 +12,9 @@ from pathlib import Path
 import pytest
 
 from suite.report.board_cpus import seed_ranges
-from suite.report.leaderboard import build
-from suite.results.records import write_record
 from suite.results.snapshot_files import EVALS, RUNS, read_records
-from suite.results.store import connect_readonly, ingest
 
+from tests.report.records_to_boards import leaderboard_of
 from tests.snapshot_cut import cut_snapshot
 
 BOARD = ("tiny-4l", "lm")
@@ -30,16 +28,7 @@ def test_seed_ranges_join_consecutive_seeds():
 
 
 def board_notes(root: Path, runs: list, evals: list) -> str:
-    for r in runs:
-        write_record(r, root / "runs")
-    for e in evals:
-        write_record(dataclasses.replace(e, samples=None), root / "evals")
-    ingest(root / "runs", root / "evals", root / "db.duckdb")
-    con = connect_readonly(root / "db.duckdb")
-    try:
-        board = build(con).find("lm-tiny-4l-lm")
-    finally:
-        con.close()
+    board = leaderboard_of(root, runs, evals).find("lm-tiny-4l-lm")
     assert board is not None
     return " ".join(board.notes)
 

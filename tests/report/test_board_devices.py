@@ -6,16 +6,13 @@ published CPU records of that rung."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
-from suite.report.leaderboard import build
-from suite.results.records import write_record
 from suite.results.snapshot_files import EVALS, RUNS, read_records
-from suite.results.store import connect_readonly, ingest
 
+from tests.report.records_to_boards import leaderboard_of
 from tests.snapshot_cut import cut_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,16 +47,7 @@ def cpu(tmp_path_factory):
 
 
 def tiny_board_notes(root: Path, runs: list, evals: list) -> str:
-    for r in runs:
-        write_record(r, root / "runs")
-    for e in evals:
-        write_record(dataclasses.replace(e, samples=None), root / "evals")
-    ingest(root / "runs", root / "evals", root / "db.duckdb")
-    con = connect_readonly(root / "db.duckdb")
-    try:
-        boards = [b for b in build(con).of_kind("lm") if (b.size, b.task) == ("tiny", "lm")]
-    finally:
-        con.close()
+    boards = [b for b in leaderboard_of(root, runs, evals).of_kind("lm") if (b.size, b.task) == ("tiny", "lm")]
     assert len(boards) == 1 and sorted(boards[0].seeds) == [0, 1, 2]
     return " ".join(boards[0].notes)
 
