@@ -11,12 +11,15 @@ figures and in every grid that plans it.
     .venv/bin/python benchmarks/calibrate_plan.py              # the snapshot in leaderboard/
     .venv/bin/python benchmarks/calibrate_plan.py --snapshot FOLDER
     .venv/bin/python benchmarks/calibrate_plan.py --rungs grids/ladder-lm.yaml [--root PROJECT]
-    .venv/bin/python benchmarks/calibrate_plan.py --write-eval-speeds     # suite/plan/eval_speeds.yaml
-    .venv/bin/python benchmarks/calibrate_plan.py --efficiency grids/ladder-lm.yaml ...
+    .venv/bin/python benchmarks/calibrate_plan.py --eval-costs grids/ladder-lm.yaml grids/ladder-lm-question.yaml [--write]
 
-``--write-eval-speeds`` rewrites each encoding's evaluation speed against NoPE's at 1x and 16x
-from the snapshot's CPU bench records; ``--efficiency`` prints what NoPE's evaluation pieces of
-the grids named sustain against the training law's rate (suite.plan.estimate.CpuClass.eval_efficiency).
+``--eval-costs`` fits NoPE's evaluation law (seconds of one evaluated token against its FLOPs in
+the matmuls and in attention: suite.plan.estimate.CpuClass.eval_scale, eval_exponent,
+eval_attention_rate) to the CPU time of NoPE's evaluation
+pieces of the grids named, at ``--sizes`` (tiny and small: the rungs the ladder has complete),
+and prints each point's fitted / measured; with ``--write`` it rewrites
+suite/plan/eval_overheads.yaml, each encoding's work over NoPE's from the same pieces (and from
+the bench records for an encoding they lack).
 
 ``--rungs`` compares, per size of each grid named (a ladder's rungs), the CPU time the records of
 the snapshot (or of PROJECT/results/, with --root) state with `posbench plan GRID --size S`'s
@@ -36,12 +39,14 @@ throughput, plan's rate before issue 57) gives.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from suite.plan.estimate import CPU, EVAL_SPEEDS, eval_flops, eval_seconds, train_flops, train_seconds
+from suite.plan.estimate import CPU, EVAL_OVERHEADS, eval_flops, eval_seconds, matmul_params, train_flops, train_seconds
 from suite.plan.grid import expand
 from suite.plan.rate import fit, step_points
 from suite.results.bench_records import bench_records
@@ -49,6 +54,7 @@ from suite.results.snapshot_files import EVALS, RUNS, read_bench, read_info, rea
 from suite.specs import Project, load_grid
 
 ROOT = Path(__file__).resolve().parent.parent
+EVAL_SIZES = ("tiny", "small")  # the ladder's rungs complete when the evaluation law was fitted
 FIT_RECORDS = ROOT / "benchmarks" / "plan-rate-2026-11-27"  # the bench records made for the fit
 
 
@@ -117,7 +123,8 @@ def rung_pieces(grid_file: Path, runs: dict, evals: dict):
 
 
 def print_rungs(grids: list[Path], runs: dict, evals: dict) -> None:
-    print(f"{'grid':<26} {'size':<8} {'done':>10} {'h by records':>13} {'plan (own cores)':>17} {'plan / records':>15}")
+    print(f"{'grid':<26} {'size':<8} {'done':>10} {'h by records':>13} {'plan (own cores)':>17} {'plan / records':>15}"
+          f" {'training':>9} {'evaluation':>11}")
     for grid_file in grids:
         for size, (planned, pieces, with_cpu) in rung_pieces(grid_file, runs, evals).items():
             if not pieces:
@@ -125,50 +132,144 @@ def print_rungs(grids: list[Path], runs: dict, evals: dict) -> None:
                 continue
             hours, plan_h = sum(p[1] for p in pieces) / 3600, sum(p[2] for p in pieces) / 3600
             clock = "" if with_cpu == len(pieces) else f" ({len(pieces) - with_cpu} by wall time)"
+            parts = [sum(p[2] for p in pieces if p[0] == kind) / sum(p[1] for p in pieces if p[0] == kind)
+                     if any(p[0] == kind for p in pieces) else None for kind in ("train", "eval")]
             print(f"{grid_file.stem:<26} {size:<8} {len(pieces):>4} of {planned:<4} {hours:>13.3f} {plan_h:>17.3f} "
-                  f"{plan_h / hours:>14.2f}x{clock}")
+                  f"{plan_h / hours:>14.2f}x " + " ".join(f"{'-' if r is None else f'{r:.2f}x':>{w}}"
+                                                          for r, w in zip(parts, (9, 11))) + clock)
 
 
-def eval_speeds(records: list[dict]) -> dict[str, dict[int, float]]:
-    """encoding -> {scale: the median over the CPU bench records timed on one thread of its
-    evaluation tokens/s over NoPE's} at 1x and 16x, for the encodings measured at both."""
+def _evaluation_pieces(grids: list[Path], runs: dict, evals: dict, sizes: tuple[str, ...]):
+    """(planned evaluation, its record) for the done CPU evaluation pieces with a FLOP count and a
+    CPU time of the grids' planned evaluations at ``sizes``, each once (a tuned grid's rates chosen
+    from the same records, as `posbench run` chose them)."""
+    from suite.plan.grid import load_plan
+    from suite.plan.tuning import chooser
+
+    seen = {}
+    for grid_file in grids:
+        _, plan = load_plan(grid_file, Project(ROOT), tuned=chooser(runs.get))
+        for e in plan.of_sizes(list(sizes)).evaluations:
+            record = evals.get(e.eval_id)
+            if (record and record.status == "done" and record.provenance.cpu_s and eval_flops(e)
+                    and getattr(record.provenance, "device", None) != "cuda"):
+                seen.setdefault(e.eval_id, (e, record))
+    return list(seen.values())
+
+
+@dataclass(frozen=True)
+class EvalPoint:
+    """NoPE's evaluation pieces of one size and scale: a token's FLOPs in the matmuls (2 N) and in
+    attention (4 n_layers T d), and the median CPU seconds of a token."""
+
+    shape: str
+    matmul_flops: float
+    attention_flops: float
+    seconds: float
+    records: int
+
+
+def eval_points(pieces) -> list[EvalPoint]:
+    """NoPE's evaluation law's points: per (size, scale), the median over its pieces of their CPU
+    seconds per evaluated token."""
+    found: dict[tuple, list] = {}
+    for e, record in pieces:
+        if e.encoding.name == "nope":
+            size, length = e.run.size, e.scale * e.run.base_len
+            key = (size.name, e.scale, 2 * matmul_params(size), 4 * size.n_layers * length * size.d_model)
+            found.setdefault(key, []).append(record.provenance.cpu_s / e.settings["tokens"])
+    return sorted((EvalPoint(f"{size} {scale}x", matmul, attention, statistics.median(seconds), len(seconds))
+                   for (size, scale, matmul, attention), seconds in found.items()), key=lambda p: p.seconds)
+
+
+def fit_eval_law(points: list[EvalPoint]) -> tuple[float, float, float]:
+    """(scale, exponent, attention FLOP/s) of a token's seconds = scale x its matmul FLOPs **
+    exponent + its attention FLOPs / rate: least squares on the logarithm of fitted / measured."""
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    m, a, y = (np.array([getattr(p, f) for p in points]) for f in ("matmul_flops", "attention_flops", "seconds"))
+
+    def residuals(theta):
+        log_scale, exponent, log_rate = theta
+        return np.log(np.exp(log_scale) * m**exponent + a / np.exp(log_rate)) - np.log(y)
+
+    fitted = least_squares(residuals, x0=[math.log(1e-10), 0.8, math.log(2e10)]).x
+    return math.exp(fitted[0]), float(fitted[1]), math.exp(fitted[2])
+
+
+def record_overheads(pieces) -> dict[str, dict[int, float]]:
+    """encoding -> {scale: microseconds per token per layer and head over NoPE's}: per (size,
+    scale), the median of its pieces' CPU seconds per token less NoPE's median there, over the
+    size's layers x heads; then the mean over the sizes measured."""
+    per_token: dict[tuple, list[float]] = {}
+    shape = {}
+    for e, record in pieces:
+        key = (e.encoding.name, e.run.size.name, e.scale)
+        per_token.setdefault(key, []).append(record.provenance.cpu_s / e.settings["tokens"])
+        shape[e.run.size.name] = e.run.size.n_layers * e.run.size.n_heads
+    by: dict[str, dict[int, list[float]]] = {}
+    for (encoding, size, scale), seconds in per_token.items():
+        nope = per_token.get(("nope", size, scale))
+        if encoding != "nope" and nope:
+            added = (statistics.median(seconds) - statistics.median(nope)) / shape[size] * 1e6
+            by.setdefault(encoding, {}).setdefault(int(scale), []).append(added)
+    return {enc: {scale: round(statistics.fmean(v), 3) for scale, v in sorted(scales.items())}
+            for enc, scales in sorted(by.items())}
+
+
+def bench_overheads(records: list[dict]) -> dict[str, dict[int, float]]:
+    """encoding -> {1: ..., 16: ...}: from the CPU bench records timed on one thread (one sequence
+    a batch), the median over the records of its seconds per evaluated token less NoPE's, over the
+    bench shape's layers x heads, in microseconds; for the encodings measured at both scales."""
     found: dict[str, dict[int, list[float]]] = {}
     for record in records:
         cfg = record["config"]
         if cfg["device"] != "cpu" or cfg["threads"] != 1:
             continue
-        for row in record["rows"]:
-            for m in row["metrics"]:
-                if m["metric"] == "eval_tokens_per_s" and m["scale"] in (1, 16) and m.get("vs_nope"):
-                    found.setdefault(row["encoding"], {}).setdefault(m["scale"], []).append(m["vs_nope"])
+        heads = cfg["shape"]["n_layers"] * cfg["shape"]["n_heads"]
+        rates = {(row["encoding"], m["scale"]): m["value"] for row in record["rows"] for m in row["metrics"]
+                 if m["metric"] == "eval_tokens_per_s" and m["scale"] in (1, 16) and m.get("value")}
+        for (encoding, scale), rate in rates.items():
+            if encoding != "nope" and ("nope", scale) in rates:
+                added = (1 / rate - 1 / rates[("nope", scale)]) / heads * 1e6
+                found.setdefault(encoding, {}).setdefault(scale, []).append(added)
     return {enc: {scale: round(statistics.median(v), 3) for scale, v in sorted(by.items())}
             for enc, by in sorted(found.items()) if set(by) == {1, 16}}
 
 
-def eval_efficiency(grids: list[Path], runs: dict, evals: dict, sizes: tuple[str, ...] = ("tiny",)) -> tuple[float, int]:
-    """The median over NoPE's done evaluation pieces (with their cpu_s) of the grids' planned
-    evaluations at ``sizes`` (plan's constant: tiny's) of: their FLOP rate over the training
-    law's rate at their batch's FLOPs, at CPU's current efficiency divided out. Returns
-    (efficiency, pieces)."""
-    from suite.plan.grid import load_plan
-    from suite.plan.tuning import chooser
-
-    ratios = []
-    for grid_file in grids:
-        _, plan = load_plan(grid_file, Project(ROOT), tuned=chooser(runs.get))
-        for e in plan.of_sizes(list(sizes)).evaluations:
-            record = evals.get(e.eval_id)
-            if (e.encoding.name == "nope" and record and record.status == "done" and record.provenance.cpu_s
-                    and eval_flops(e)):
-                ratios.append(eval_seconds(e) / record.provenance.cpu_s * CPU.eval_efficiency)
-    return statistics.median(ratios), len(ratios)
+def eval_overheads(pieces, bench: list[dict]) -> dict[str, dict[int, float]]:
+    """The table plan reads: each encoding's work from the ladder's records where they hold it,
+    else from the bench (one sequence a batch, at tiny: its figures at 1x over-state a batched
+    evaluation's, whose per-call costs are shared by 32 windows)."""
+    return bench_overheads(bench) | record_overheads(pieces)
 
 
-def write_eval_speeds(speeds: dict, path: Path = EVAL_SPEEDS) -> None:
-    head = ("# Written by benchmarks/calibrate_plan.py --write-eval-speeds from the CPU bench records of the\n"
-            "# published snapshot (one thread): each encoding's evaluation tokens/s over NoPE's at 1x and 16x,\n"
-            "# the median over the records. suite.plan.estimate.eval_seconds reads it; not edited by hand.\n")
-    path.write_text(head + yaml.safe_dump({"speeds": speeds}, sort_keys=True))
+def write_eval_overheads(table: dict, grids: list[Path], sizes: tuple[str, ...], path: Path = EVAL_OVERHEADS) -> None:
+    names = " ".join(g.name for g in grids)
+    head = ("# Written by benchmarks/calibrate_plan.py --eval-costs --write, never by hand: each encoding's\n"
+            "# evaluation work over NoPE's, microseconds per token per layer and head, at each scale measured.\n"
+            f"# From the published records of {names} at {', '.join(sizes)}\n"
+            "# (their CPU time), and for an encoding the ladder does not train, from the published CPU bench\n"
+            "# records at 1x and 16x. suite.plan.estimate.eval_seconds reads it.\n")
+    path.write_text(head + yaml.safe_dump({"overheads": table}, sort_keys=True))
+
+
+def eval_costs(grids: list[Path], sizes: tuple[str, ...], snapshot: Path, root: Path | None, write: bool) -> None:
+    pieces = _evaluation_pieces(grids, *(results_records(root) if root else snapshot_records(snapshot)), sizes)
+    points = eval_points(pieces)
+    scale, exponent, rate = fit_eval_law(points)
+    print(f"NoPE's evaluation, a token: {scale:.4g} x matmul FLOPs ** {exponent:.4f} + attention FLOPs / "
+          f"{rate / 1e9:.3g} GFLOP/s, over {len(points)} points (plan: {CPU.eval_scale:.4g}, {CPU.eval_exponent:.4f}, "
+          f"{CPU.eval_attention_rate / 1e9:.3g})")
+    for p in points:
+        fitted = scale * p.matmul_flops**exponent + p.attention_flops / rate
+        print(f"  {p.shape:<10} {p.matmul_flops:.3g} + {p.attention_flops:.3g} FLOPs {p.seconds * 1e6:.2f} us "
+              f"({p.records} piece(s)): fitted / measured {fitted / p.seconds:.3f}")
+    if write:
+        table = eval_overheads(pieces, read_bench(snapshot, read_info(snapshot)["bench"]))
+        write_eval_overheads(table, grids, sizes)
+        print(f"{len(table)} encodings' evaluation work written to {EVAL_OVERHEADS.relative_to(ROOT)}")
 
 
 def throughput(pieces, kind: str) -> tuple[float, float]:
@@ -183,20 +284,13 @@ def main() -> None:
     parser.add_argument("--snapshot", type=Path, default=ROOT / "leaderboard")
     parser.add_argument("--rungs", type=Path, nargs="+", metavar="GRID", help="per size of these grids: records against plan")
     parser.add_argument("--root", type=Path, help="--rungs: read this project's results/ (default: the snapshot)")
-    parser.add_argument("--write-eval-speeds", action="store_true",
-                        help="rewrite suite/plan/eval_speeds.yaml from the snapshot's CPU bench records")
-    parser.add_argument("--efficiency", type=Path, nargs="+", metavar="GRID",
-                        help="fit the evaluation efficiency to NoPE's evaluation pieces of these grids")
-    parser.add_argument("--sizes", nargs="+", default=["tiny"], help="--efficiency: at these sizes (default tiny)")
+    parser.add_argument("--eval-costs", type=Path, nargs="+", metavar="GRID",
+                        help="fit NoPE's evaluation law and each encoding's evaluation work to these grids' records")
+    parser.add_argument("--sizes", nargs="+", default=list(EVAL_SIZES), help="--eval-costs: at these sizes")
+    parser.add_argument("--write", action="store_true", help="--eval-costs: rewrite suite/plan/eval_overheads.yaml")
     args = parser.parse_args()
-    if args.write_eval_speeds:
-        speeds = eval_speeds(read_bench(args.snapshot, read_info(args.snapshot)["bench"]))
-        write_eval_speeds(speeds)
-        return print(f"{len(speeds)} encodings' evaluation speeds written to {EVAL_SPEEDS.relative_to(ROOT)}")
-    if args.efficiency:
-        efficiency, n = eval_efficiency(args.efficiency, *(results_records(args.root) if args.root
-                                                             else snapshot_records(args.snapshot)), tuple(args.sizes))
-        return print(f"evaluation efficiency {efficiency:.3f} over {n} NoPE evaluation pieces (plan: {CPU.eval_efficiency})")
+    if args.eval_costs:
+        return eval_costs(args.eval_costs, tuple(args.sizes), args.snapshot, args.root, args.write)
     if args.rungs:
         return print_rungs(args.rungs, *(results_records(args.root) if args.root else snapshot_records(args.snapshot)))
     points = step_points(fit_records())

@@ -16,13 +16,18 @@ otherwise idle cores take about half of them in wall-clock time:
   fitted to NoPE's step time measured by ``posbench bench`` at 0.11M-19M matmul weights
   (suite.plan.rate: 43 GFLOP/s at tiny, 77 at base; a single FLOP rate over-stated a medium
   model's hours 3.2x);
-* evaluation: its FLOPs at one core's rate for its batch, the training law's FLOP rate at an
-  evaluation batch's FLOPs times an efficiency fitted to NoPE's evaluation pieces (their
-  ``cpu_s``: 0.7x, a piece also reads, scores and writes), times the evaluated encoding's speed
-  relative to NoPE at its scale: the bench's evaluation tokens/s at 1x and 16x
-  (``eval_speeds.yaml``, interpolated in log2 of the scale; FIRE runs at 0.06x NoPE's at 16x,
-  a relative bias at 0.36x). Both fitted by benchmarks/calibrate_plan.py. Evaluations through
-  lm-eval (the synthetic tasks) and GLUE-style fine-tuning have no FLOP count and are not counted.
+* evaluation: its tokens at NoPE's seconds a token, ``eval_scale x (2 N) ** eval_exponent`` for
+  the matmuls (a rate that grows with the model, as training's) plus ``4 n_layers T d /
+  eval_attention_rate`` for attention, fitted to NoPE's evaluation pieces of the ladder's tiny
+  and small rungs (their ``cpu_s``: a piece also reads, scores and writes), plus the evaluated
+  encoding's own work over NoPE's: microseconds per token per layer and head at each scale
+  (``eval_overheads.yaml``, linear in log2 of the scale between the scales measured). Both
+  fitted by benchmarks/calibrate_plan.py. The work an encoding adds is per attention head (a
+  bias, a rotation, a gate), not per weight, so it is an amount added, not a speed: the same
+  per layer and head at tiny and small (ALiBi's at 16x 3.6 and 3.3 microseconds, FIRE's 24.2 and
+  24.1), while NoPE's own seconds a token grow 3.2x-3.7x; a speed measured at tiny (the bench's, before) made
+  small's evaluations 2.2x too dear. Evaluations through lm-eval (the synthetic tasks) and
+  GLUE-style fine-tuning have no FLOP count and are not counted.
 
 The published snapshot (``leaderboard/`` as published 2026-11-27 08:30 UTC: fifteen grids, 1,704
 runs, 35 CPU-hours by their records; benchmarks/calibrate_plan.py) took 2.1x those hours: its
@@ -49,7 +54,7 @@ from pathlib import Path
 import yaml
 
 VOCAB = 256  # bytes
-EVAL_SPEEDS = Path(__file__).with_name("eval_speeds.yaml")
+EVAL_OVERHEADS = Path(__file__).with_name("eval_overheads.yaml")
 
 
 @dataclass(frozen=True)
@@ -71,40 +76,50 @@ class CpuClass:
     name: str
     step_scale: float  # seconds of a training step = step_scale x (its FLOPs) ** step_exponent, one core
     step_exponent: float
-    eval_efficiency: float  # NoPE's evaluation pieces' FLOP rate over the training law's rate at a batch's FLOPs
+    eval_scale: float  # seconds of NoPE evaluating a token = eval_scale x (its matmul FLOPs) ** eval_exponent
+    eval_exponent: float  # ... + its attention FLOPs / eval_attention_rate, one core
+    eval_attention_rate: float
     shared_pace: float  # the published snapshot's records' seconds over these estimates of its pieces
     source: str
 
     def step_seconds(self, flops: float) -> float:
         return self.step_scale * flops**self.step_exponent
 
-    def eval_rate(self, batch_flops: float) -> float:
-        """FLOP/s of one core evaluating NoPE in batches of ``batch_flops``."""
-        return self.eval_efficiency * batch_flops / self.step_seconds(batch_flops)
+    def eval_token_seconds(self, matmul_flops: float, attention_flops: float) -> float:
+        """Seconds of one core evaluating a token of NoPE's of these FLOPs in the matmuls and in attention."""
+        return self.eval_scale * matmul_flops**self.eval_exponent + attention_flops / self.eval_attention_rate
 
 
-CPU = CpuClass("the 2-core AMD EPYC (AVX2) that computed leaderboard/, one thread a piece", 2.752e-10, 0.8793, 0.69,
-               2.1, "training: suite.plan.rate.fit of NoPE's bench step times (benchmarks/plan-rate-2026-11-27/ and "
-               "the published bench records); evaluation: NoPE's evaluation pieces of the ladder's tiny rungs "
-               "(their cpu_s) and the bench's evaluation speeds (eval_speeds.yaml); shared pace: leaderboard/ as "
-               "published 2026-11-27 08:30 UTC (benchmarks/calibrate_plan.py)")
+CPU = CpuClass("the 2-core AMD EPYC (AVX2) that computed leaderboard/, one thread a piece", 2.752e-10, 0.8793,
+               4.175e-9, 0.6172, 60.1e9, 2.1,
+               "training: suite.plan.rate.fit of NoPE's bench step times (benchmarks/plan-rate-2026-11-27/ and "
+               "the published bench records); evaluation: NoPE's evaluation pieces of the ladder's tiny and small "
+               "rungs (their cpu_s) and each encoding's work over NoPE's (eval_overheads.yaml); shared pace: "
+               "leaderboard/ as published 2026-11-27 08:30 UTC (benchmarks/calibrate_plan.py)")
 
 
 @cache
-def eval_speeds() -> dict[str, dict[int, float]]:
-    """encoding -> {1: its evaluation tokens/s over NoPE's at 1x, 16: the same at 16x} (eval_speeds.yaml)."""
-    return {name: {int(k): float(v) for k, v in speeds.items()}
-            for name, speeds in (yaml.safe_load(EVAL_SPEEDS.read_text())["speeds"] or {}).items()}
+def eval_overheads() -> dict[str, dict[int, float]]:
+    """encoding -> {scale: microseconds per token per layer and head over NoPE's} (eval_overheads.yaml)."""
+    table = yaml.safe_load(EVAL_OVERHEADS.read_text())
+    return {name: {int(k): float(v) for k, v in by_scale.items()} for name, by_scale in (table["overheads"] or {}).items()}
 
 
-def relative_eval_speed(encoding: str, scale: float) -> float:
-    """An encoding's evaluation speed over NoPE's at ``scale``: geometric between its 1x and 16x
-    figures (log2 of the scale), their ends beyond; 1 for an encoding the bench has not measured."""
-    speeds = eval_speeds().get(encoding)
-    if not speeds:
-        return 1.0
-    t = min(max(math.log2(scale) / 4, 0.0), 1.0)
-    return speeds[1] ** (1 - t) * speeds[16] ** t
+def eval_overhead(encoding: str, scale: float) -> float:
+    """Microseconds per token per layer and head an encoding adds to NoPE's evaluation at ``scale``:
+    linear in log2 of the scale between the scales measured, the ends beyond; 0 for an encoding
+    never measured."""
+    by_scale = eval_overheads().get(encoding)
+    if not by_scale:
+        return 0.0
+    points = sorted((math.log2(k), v) for k, v in by_scale.items())
+    x = math.log2(scale)
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return points[-1][1]
 
 
 def matmul_params(size) -> int:
@@ -138,15 +153,18 @@ def eval_flops(evaluation) -> float:
 
 
 def eval_seconds(evaluation, cpu: CpuClass = CPU) -> float:
-    """Seconds of one core for an evaluation with a FLOP count (0 for one without): its FLOPs at
-    NoPE's rate for its batch (``settings.batch_size`` windows of the evaluation length), over the
-    evaluated encoding's relative speed at its scale."""
+    """Seconds of one core for an evaluation with a FLOP count (0 for one without): NoPE's seconds
+    for each of its batches (``settings.batch_size`` windows of the evaluation length), plus the
+    evaluated encoding's work over NoPE's for each token, layer and head (none below 0: an
+    evaluation that does not apply, a learned table past its length, costs nothing)."""
     flops = eval_flops(evaluation)
     if not flops:
         return 0.0
+    tokens, size = evaluation.settings["tokens"], evaluation.run.size
     length = evaluation.scale * evaluation.run.base_len
-    batch_flops = flops / evaluation.settings["tokens"] * (evaluation.settings.get("batch_size") or 1) * length
-    return flops / (cpu.eval_rate(batch_flops) * relative_eval_speed(evaluation.encoding.name, evaluation.scale))
+    nope = tokens * cpu.eval_token_seconds(2 * matmul_params(size), 4 * size.n_layers * length * size.d_model)
+    added = tokens * size.n_layers * size.n_heads * eval_overhead(evaluation.encoding.name, evaluation.scale) * 1e-6
+    return max(nope + added, 0.0)
 
 
 @dataclass(frozen=True)
@@ -177,8 +195,8 @@ class Estimate:
             return [f"{_hours(self.gpu_hours(d))} GPU-hours on {d.name} ({d.peak_flops / 1e12:.0f} TFLOP/s bf16 dense "
                     f"x assumed {ASSUMED_MFU:.0%} MFU)" for d in DEVICES]
         return [f"{_hours(self.cpu_hours())} CPU-hours on {CPU.name}, on cores of their own (training at one "
-                f"core's step time measured by posbench bench, evaluation at NoPE's measured rate times each encoding's "
-                f"measured speed); "
+                f"core's step time measured by posbench bench, evaluation at NoPE's measured rate plus each encoding's "
+                f"measured work); "
                 f"{_hours(self.shared_hours())} at the pace of the published snapshot's pieces on the shared machine "
                 f"({CPU.shared_pace:.1f}x)"]
 

@@ -10,7 +10,7 @@ import torch
 
 from suite.cli.main import main
 from suite.plan.estimate import (ASSUMED_MFU, CPU, DEVICES, Estimate, estimate, eval_flops, eval_seconds, matmul_params,
-                                 eval_speeds, relative_eval_speed, step_flops,
+                                 eval_overhead, eval_overheads, step_flops,
                                  train_flops, train_seconds)
 from suite.plan.grid import expand
 from suite.modeling.model import ModelConfig, Transformer
@@ -39,35 +39,49 @@ def test_gpu_hours_follow_from_flops_peak_and_mfu():
 
 
 def test_cpu_hours_of_a_hand_worked_example():
-    """tiny (d 64, 2 layers, d_ff 256): N = 2 (4 64^2 + 2 64 256) + 256 64 = 114,688 matmul weights.
-    A step of 16 x 64 tokens at 6 N + 12 L T d = 688,128 + 98,304 = 786,432 FLOPs a token is
-    805,306,368 FLOPs; one core takes 2.752e-10 x 805,306,368 ** 0.8793 = 0.018649 s for it, so
-    600 steps take 11.1895 s. One evaluation of 16,384 tokens at 16 x 64 = 1,024 evaluates at
-    2 N + 4 L T d = 229,376 + 524,288 = 753,664 FLOPs a token: 1.2348e10 FLOPs. Its batches of 32
-    windows of 1,024 tokens are 2.4696e10 FLOPs each, which one core's training law runs at
-    2.4696e10 / (2.752e-10 x 2.4696e10 ** 0.8793) FLOP/s, at 0.69 of that for an evaluation: 45.04
-    GFLOP/s, so NoPE takes 0.27416 s and ALiBi (0.36x NoPE's speed at 16x, eval_speeds.yaml)
-    0.76156 s. With NoPE's: 11.4637 s, 0.0031844 CPU-hours; at the shared pace of 2.1, 0.0066871."""
+    """tiny (d 64, 2 layers, 4 heads, d_ff 256): N = 2 (4 64^2 + 2 64 256) + 256 64 = 114,688
+    matmul weights. A step of 16 x 64 tokens at 6 N + 12 L T d = 688,128 + 98,304 = 786,432 FLOPs
+    a token is 805,306,368 FLOPs; one core takes 2.752e-10 x 805,306,368 ** 0.8793 = 0.018649 s
+    for it, so 600 steps take 11.1895 s. One evaluation of 16,384 tokens at 16 x 64 = 1,024: a
+    token's matmuls are 2 N = 229,376 FLOPs, its attention 4 L T d = 524,288; NoPE takes
+    4.175e-9 x 229,376 ** 0.6172 = 8.4955 microseconds for the first and 524,288 / 60.1e9 = 8.7236
+    for the second, 0.28212 s in all, and ALiBi adds 3.408 microseconds a token for each of its
+    2 x 4 layers and heads at 16x (eval_overheads.yaml): 0.44669 s more, 0.72881 s. With NoPE's:
+    11.4716 s, 0.0031866 CPU-hours; at the shared pace of 2.1, 0.0066918."""
     size = SizeSpec(name="tiny", d_model=64, n_layers=2, n_heads=4, d_ff=256)
     assert matmul_params(size) == 114_688
     assert step_flops(size, 16, 64) == 805_306_368
-    assert (CPU.step_scale, CPU.step_exponent, CPU.eval_efficiency, CPU.shared_pace) == (2.752e-10, 0.8793, 0.69, 2.1)
+    assert (CPU.step_scale, CPU.step_exponent, CPU.shared_pace) == (2.752e-10, 0.8793, 2.1)
+    assert (CPU.eval_scale, CPU.eval_exponent, CPU.eval_attention_rate) == (4.175e-9, 0.6172, 60.1e9)
     assert CPU.step_seconds(805_306_368) == pytest.approx(0.018649, rel=1e-4)
-    assert CPU.eval_rate(32 * 1024 * 753_664) == pytest.approx(45.039e9, rel=1e-4)
-    assert relative_eval_speed("alibi", 16) == 0.36 and relative_eval_speed("nope", 16) == 1.0
+    assert CPU.eval_token_seconds(229_376, 524_288) == pytest.approx((8.4955 + 8.7236) * 1e-6, rel=1e-4)
+    assert eval_overhead("alibi", 16) == 3.408 and eval_overhead("nope", 16) == 0.0
     train_s = 600 * CPU.step_seconds(805_306_368)
-    evaluation = 16_384 * 753_664
-    eval_s = evaluation / CPU.eval_rate(32 * 1024 * 753_664)
-    assert eval_s == pytest.approx(0.27416, rel=1e-4) and eval_s / 0.36 == pytest.approx(0.76156, rel=1e-4)
+    evaluation = 16_384 * (229_376 + 524_288)
+    eval_s = 16_384 * CPU.eval_token_seconds(229_376, 524_288)
+    assert eval_s == pytest.approx(0.28212, rel=1e-4)
+    assert eval_s + 16_384 * 2 * 4 * 3.408e-6 == pytest.approx(0.72881, rel=1e-4)
     est = Estimate(600 * 805_306_368, evaluation, train_s=train_s, eval_s=eval_s)
     assert train_s == pytest.approx(11.1895, rel=1e-4) and evaluation == pytest.approx(1.2348e10, rel=1e-4)
-    assert est.cpu_hours() == pytest.approx(0.0031844, rel=1e-4)
-    assert est.shared_hours() == pytest.approx(0.0066871, rel=1e-4)
+    assert est.cpu_hours() == pytest.approx(0.0031866, rel=1e-4)
+    assert est.shared_hours() == pytest.approx(0.0066918, rel=1e-4)
     assert est.flops == 600 * 805_306_368 + evaluation
     lines = est.lines()
     assert len(lines) == 1 and lines[0].startswith("0.00 CPU-hours on ") and "; 0.01 at the pace of" in lines[0]
     assert "GPU" not in lines[0]
     assert Estimate(0, train_s=3600 * 12.5).lines()[0].startswith("12.5 CPU-hours")
+
+
+def test_an_evaluation_is_costed_as_nopes_plus_its_encodings_work_per_layer_and_head(tiny_grid, project_root):
+    """eval_seconds of a planned evaluation: its tokens at NoPE's seconds a token for the model's
+    shape and the evaluation length, plus the encoding's work for each token, layer and head."""
+    plan = expand(load_grid(tiny_grid(name="eval-cost", encodings=["nope", "alibi"]), Project(project_root)))
+    for e in plan.evaluations:
+        size, length = e.run.size, e.scale * e.run.base_len
+        nope = e.settings["tokens"] * CPU.eval_token_seconds(2 * matmul_params(size), 4 * size.n_layers * length * size.d_model)
+        added = e.settings["tokens"] * size.n_layers * size.n_heads * eval_overhead(e.encoding.name, e.scale) * 1e-6
+        assert eval_seconds(e) == pytest.approx(nope + added)
+    assert {e.encoding.name for e in plan.evaluations} == {"nope", "alibi"}
 
 
 def test_a_run_costs_its_steps_at_one_cores_step_time(tiny_grid, project_root):
@@ -102,21 +116,28 @@ def test_plan_of_a_grid_that_names_a_gpu_states_gpu_hours(tiny_grid, project_roo
     assert "estimated GPU cost" in out and "GPU-hours on H100 SXM" in out and "CPU-hours" not in out
 
 
-def test_an_encodings_evaluation_speed_is_geometric_in_the_scale_between_its_measured_ends():
-    """eval_speeds.yaml holds each encoding's speed against NoPE's at 1x and 16x; 4x is the
-    geometric mean of the two (halfway in log2 of the scale), and beyond the ends it holds."""
-    fire = eval_speeds()["fire"]
-    assert relative_eval_speed("fire", 1) == fire[1] and relative_eval_speed("fire", 16) == fire[16]
-    assert relative_eval_speed("fire", 4) == pytest.approx((fire[1] * fire[16]) ** 0.5)
-    assert relative_eval_speed("fire", 32) == pytest.approx(fire[16])
-    assert relative_eval_speed("an-encoding-the-bench-never-ran", 8) == 1.0
+def test_an_encodings_evaluation_work_is_linear_in_log2_of_the_scale_between_the_scales_measured():
+    """eval_overheads.yaml holds each encoding's work at the scales measured (1x-16x from the
+    ladder's records, 1x and 16x from the bench); 6x is 0.585 of the way from 4x to 8x, and beyond
+    the ends the end holds."""
+    fire = eval_overheads()["fire"]
+    assert set(fire) == {1, 2, 4, 8, 16} and eval_overhead("fire", 4) == fire[4]
+    assert eval_overhead("fire", 6) == pytest.approx(fire[4] + (fire[8] - fire[4]) * 0.5849625, rel=1e-6)
+    assert eval_overhead("fire", 32) == fire[16] and eval_overhead("fire", 0.5) == fire[1]
+    bench_only = eval_overheads()["addrope"]
+    assert set(bench_only) == {1, 16}
+    assert eval_overhead("addrope", 4) == pytest.approx((bench_only[1] + bench_only[16]) / 2)
+    assert eval_overhead("an-encoding-never-measured", 8) == 0.0
 
 
-def test_the_evaluation_speeds_are_the_published_bench_records_own():
-    """The table plan reads is what benchmarks/calibrate_plan.py computes from the published CPU
-    bench records now (it is rewritten, never edited, when they change)."""
+def test_the_evaluation_work_table_is_the_published_records_own():
+    """The table plan reads is what benchmarks/calibrate_plan.py computes from the published
+    records of the ladder's tiny and small rungs and the CPU bench records (rewritten, never
+    edited, when they change)."""
     from suite.results.snapshot_files import read_bench, read_info
-    from tests.plan.test_calibrate_plan import load_calibration
+    from tests.plan.test_calibrate_plan import LAW_GRIDS, load_calibration
 
+    calibration = load_calibration()
     snapshot = REPO / "leaderboard"
-    assert load_calibration().eval_speeds(read_bench(snapshot, read_info(snapshot)["bench"])) == eval_speeds()
+    pieces = calibration._evaluation_pieces(LAW_GRIDS, *calibration.snapshot_records(snapshot), calibration.EVAL_SIZES)
+    assert calibration.eval_overheads(pieces, read_bench(snapshot, read_info(snapshot)["bench"])) == eval_overheads()
