@@ -24,9 +24,9 @@ otherwise idle cores take about half of them in wall-clock time:
   (``eval_overheads.yaml``, linear in log2 of the scale between the scales measured). Both
   fitted by benchmarks/calibrate_plan.py. The work an encoding adds is per attention head (a
   bias, a rotation, a gate), not per weight, so it is an amount added, not a speed: the same
-  per layer and head at tiny and small (ALiBi's at 16x 3.6 and 3.3 microseconds, FIRE's 24.2 and
-  24.1), while NoPE's own seconds a token grow 3.2x-3.7x; a speed measured at tiny (the bench's, before) made
-  small's evaluations 2.2x too dear. Evaluations through lm-eval (the synthetic tasks) and
+  per layer and head at tiny and small (ALiBi's at 16x 3.6 and 3.3 microseconds, FIRE's 24.2
+  and 24.1), while NoPE's own seconds a token grow 3.2x-3.7x; a speed measured at tiny (the
+  bench's, before) made small's evaluations 2.2x too dear. Evaluations through lm-eval (the synthetic tasks) and
   GLUE-style fine-tuning have no FLOP count and are not counted.
 
 The published snapshot (``leaderboard/`` as published 2026-11-27 08:30 UTC: fifteen grids, 1,704
@@ -153,10 +153,10 @@ def eval_flops(evaluation) -> float:
 
 
 def eval_seconds(evaluation, cpu: CpuClass = CPU) -> float:
-    """Seconds of one core for an evaluation with a FLOP count (0 for one without): NoPE's seconds
-    for each of its batches (``settings.batch_size`` windows of the evaluation length), plus the
-    evaluated encoding's work over NoPE's for each token, layer and head (none below 0: an
-    evaluation that does not apply, a learned table past its length, costs nothing)."""
+    """Seconds of one core for an evaluation with a FLOP count (0 for one without): its tokens at
+    NoPE's seconds a token for the model's shape at the evaluation length, plus the evaluated
+    encoding's work over NoPE's for each token, layer and head (none below 0: an evaluation that
+    does not apply, a learned table past its length, costs next to nothing)."""
     flops = eval_flops(evaluation)
     if not flops:
         return 0.0
