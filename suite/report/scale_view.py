@@ -33,6 +33,10 @@ suite.report.overview.canonical_order); every board of the size is a column of t
 labelled with its steps where the size has several, compared with the smallest size's main
 board, and the finding reads them all: **"holds at every size and budget"**, or **"changes at
 size X, N steps"** at the first column (by size, then steps) where the leader is not first.
+Each budget trained at two sizes or more also has a finding of its own (:attr:`Question.by_budget`):
+the same rules along that budget's boards alone, from its smallest size. That is the reading the
+second budget is there for (the same steps at every size: size apart from training tokens), and
+it stands where the main finding cannot (no row first for certain on the smallest main board).
 
 Only the rows present at every size enter tau. Pure functions of :class:`Board` objects, so a
 simulation with known true means tests them (tests/report/test_scale_view.py).
@@ -96,6 +100,17 @@ class Question:
     finding: str = ""  # "holds at every size", "changes at size X", "no finding"
     leader: str | None = None  # the smallest size's row first for certain
     columns: list[tuple[str, Board]] = field(default_factory=list)  # (label, board): every board, by size then steps
+    by_budget: list["BudgetFinding"] = field(default_factory=list)  # each budget trained at two sizes or more
+
+
+@dataclass
+class BudgetFinding:
+    """The finding along one budget's boards alone: the same steps at each size."""
+
+    steps: int
+    sizes: list[str]  # the column labels of its boards, smallest size first
+    leader: str | None  # its smallest size's row first for certain
+    finding: str  # "alibi holds at every size", "no finding: ...", as Question.finding
 
 
 def steps_of(board: Board) -> int | None:
@@ -186,8 +201,28 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
             q.finding = "no finding: no row is first for certain at the smallest size"
         else:
             q.finding = _finding(q.leader, others, every)
+        if budgets:
+            q.by_budget = budget_findings(by_size, sizes)
         out.append(q)
     return sorted(out, key=lambda q: q.key[:3])
+
+
+def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str]) -> list[BudgetFinding]:
+    """Per number of steps trained at two sizes or more (in ``sizes``' order), its finding: its
+    smallest size's row first for certain, read at each larger size's board of the same steps."""
+    out = []
+    for steps in sorted({st for s in sizes for st in by_size[s] if st is not None}):
+        chain = [(s, by_size[s][steps]) for s in sizes if steps in by_size[s]]
+        if len(chain) < 2:
+            continue
+        labels = [_label(s, None, board) for s, board in chain]
+        leader = first_for_certain(chain[0][1])
+        if leader is None:
+            finding = f"no finding: no row is first for certain at size {labels[0]}"
+        else:
+            finding = f"{leader} {_finding(leader, list(zip(labels[1:], [b for _, b in chain[1:]])), 'every size')}"
+        out.append(BudgetFinding(steps, labels, leader, finding))
+    return out
 
 
 def _label(size: str, steps: int | None, board: Board) -> str:

@@ -164,6 +164,28 @@ def test_every_budget_of_a_rung_is_a_column_and_the_finding_reads_them_all():
     assert q.finding == "holds at every size and budget"
 
 
+def test_a_budget_trained_at_every_size_has_a_finding_of_its_own():
+    """The ladder's second budget (the same 3,175 steps at every rung) read alone: its leader holds
+    at every size where the square-root budget's boards say nothing (every row level), changes
+    where another row leads at the larger size, and a budget trained at one size has no finding."""
+    from suite.report.scale_view import BudgetFinding
+
+    rng = np.random.default_rng(13)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    flat = {e: 3.0 for e in ENCODINGS}
+    other = {**order, "a": order["f"] + 0.5}  # the leader falls to last, "b" leads
+    truth = {("tiny", 600): flat, ("tiny", 3175): order, ("small", 1604): flat, ("small", 3175): order}
+    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    assert q.by_budget == [BudgetFinding(3175, ["tiny", "small"], "a", "a holds at every size")]
+    (q,) = questions(budget_boards({**truth, ("small", 3175): other}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    assert q.by_budget == [BudgetFinding(3175, ["tiny", "small"], "a", "a changes at size small")]
+    (q,) = questions(budget_boards({**truth, ("tiny", 3175): flat}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    assert q.by_budget == [BudgetFinding(3175, ["tiny", "small"], None,
+                                         "no finding: no row is first for certain at size tiny")]
+    (q,) = questions(boards({"tiny": order, "small": order}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    assert q.by_budget == []  # one budget a size: the question's own finding is the budget's
+
+
 def test_a_larger_size_where_no_row_is_first_for_certain_is_not_decided_there():
     """The leader holds at small; at medium every row's true mean is the same, so no row is first
     for certain there: the finding says it is not decided at medium, not that it changed."""
