@@ -46,7 +46,8 @@ from pathlib import Path
 
 import yaml
 
-from suite.plan.estimate import CPU, EVAL_OVERHEADS, eval_flops, eval_seconds, matmul_params, train_flops, train_seconds
+from suite.plan.estimate import (CPU, EVAL_OVERHEADS, eval_flops, eval_seconds, eval_token_flops, train_flops,
+                                 train_seconds)
 from suite.plan.grid import expand
 from suite.plan.rate import fit, step_points
 from suite.results.bench_records import bench_records
@@ -100,6 +101,11 @@ def snapshot_records(snapshot: Path) -> tuple[dict, dict]:
             {e.id: e for e in read_records(snapshot / EVALS, "evaluation")})
 
 
+def _done_on_cpu(record) -> bool:
+    """Whether a piece's record (None: not run) is done, and not on a GPU (another device class)."""
+    return record is not None and record.status == "done" and getattr(record.provenance, "device", None) != "cuda"
+
+
 def rung_pieces(grid_file: Path, runs: dict, evals: dict):
     """Per size of the grid: (pieces planned, [(kind, seconds the record states, plan's seconds of
     one core)] of its done CPU pieces among ``runs`` and ``evals``, how many state their CPU time).
@@ -114,7 +120,7 @@ def rung_pieces(grid_file: Path, runs: dict, evals: dict):
         for kind, record, plan_s in (
                 *[("train", runs.get(r.run_id), train_seconds(r)) for r in rung.runs],
                 *[("eval", evals.get(e.eval_id), eval_seconds(e)) for e in rung.evaluations]):
-            if record is None or record.status != "done" or getattr(record.provenance, "device", None) == "cuda":
+            if not _done_on_cpu(record):
                 continue
             with_cpu += record.provenance.cpu_s is not None
             pieces.append((kind, record.provenance.cpu_s or record.provenance.wall_s, plan_s))
@@ -151,8 +157,7 @@ def _evaluation_pieces(grids: list[Path], runs: dict, evals: dict, sizes: tuple[
         _, plan = load_plan(grid_file, Project(ROOT), tuned=chooser(runs.get))
         for e in plan.of_sizes(list(sizes)).evaluations:
             record = evals.get(e.eval_id)
-            if (record and record.status == "done" and record.provenance.cpu_s and eval_flops(e)
-                    and getattr(record.provenance, "device", None) != "cuda"):
+            if _done_on_cpu(record) and record.provenance.cpu_s and eval_flops(e):
                 seen.setdefault(e.eval_id, (e, record))
     return list(seen.values())
 
@@ -175,8 +180,7 @@ def eval_points(pieces) -> list[EvalPoint]:
     found: dict[tuple, list] = {}
     for e, record in pieces:
         if e.encoding.name == "nope":
-            size, length = e.run.size, e.scale * e.run.base_len
-            key = (size.name, e.scale, 2 * matmul_params(size), 4 * size.n_layers * length * size.d_model)
+            key = (e.run.size.name, e.scale, *eval_token_flops(e))
             found.setdefault(key, []).append(record.provenance.cpu_s / e.settings["tokens"])
     return sorted((EvalPoint(f"{size} {scale}x", matmul, attention, statistics.median(seconds), len(seconds))
                    for (size, scale, matmul, attention), seconds in found.items()), key=lambda p: p.seconds)

@@ -142,14 +142,19 @@ def train_seconds(run, cpu: CpuClass = CPU) -> float:
     return run.train.steps * cpu.step_seconds(step_flops(run.size, run.train.batch_size, run.train.seq_len))
 
 
+def eval_token_flops(evaluation) -> tuple[float, float]:
+    """A token's FLOPs at the evaluation's length T, in the matmuls (2 N) and in attention (4 n_layers T d)."""
+    size = evaluation.run.size
+    T = evaluation.scale * evaluation.run.base_len
+    return 2 * matmul_params(size), 4 * size.n_layers * T * size.d_model
+
+
 def eval_flops(evaluation) -> float:
     """Extrapolation and rolling evaluations: their tokens at their length; others: 0."""
     tokens = evaluation.settings.get("tokens") if isinstance(evaluation.settings, dict) else None
     if tokens is None or evaluation.scale is None:
         return 0.0
-    run = evaluation.run
-    T = evaluation.scale * run.base_len
-    return tokens * (2 * matmul_params(run.size) + 4 * run.size.n_layers * T * run.size.d_model)
+    return tokens * sum(eval_token_flops(evaluation))
 
 
 def eval_seconds(evaluation, cpu: CpuClass = CPU) -> float:
@@ -161,8 +166,7 @@ def eval_seconds(evaluation, cpu: CpuClass = CPU) -> float:
     if not flops:
         return 0.0
     tokens, size = evaluation.settings["tokens"], evaluation.run.size
-    length = evaluation.scale * evaluation.run.base_len
-    nope = tokens * cpu.eval_token_seconds(2 * matmul_params(size), 4 * size.n_layers * length * size.d_model)
+    nope = tokens * cpu.eval_token_seconds(*eval_token_flops(evaluation))
     added = tokens * size.n_layers * size.n_heads * eval_overhead(evaluation.encoding.name, evaluation.scale) * 1e-6
     return max(nope + added, 0.0)
 
