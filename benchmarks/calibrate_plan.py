@@ -145,7 +145,7 @@ def print_rungs(grids: list[Path], runs: dict, evals: dict) -> None:
                                                           for r, w in zip(parts, (9, 11))) + clock)
 
 
-def _evaluation_pieces(grids: list[Path], runs: dict, evals: dict, sizes: tuple[str, ...]):
+def evaluation_pieces(grids: list[Path], runs: dict, evals: dict, sizes: tuple[str, ...]):
     """(planned evaluation, its record) for the done CPU evaluation pieces with a FLOP count and a
     CPU time of the grids' planned evaluations at ``sizes``, each once (a tuned grid's rates chosen
     from the same records, as `posbench run` chose them)."""
@@ -260,7 +260,7 @@ def write_eval_overheads(table: dict, grids: list[Path], sizes: tuple[str, ...],
 
 
 def eval_costs(grids: list[Path], sizes: tuple[str, ...], snapshot: Path, root: Path | None, write: bool) -> None:
-    pieces = _evaluation_pieces(grids, *(results_records(root) if root else snapshot_records(snapshot)), sizes)
+    pieces = evaluation_pieces(grids, *(results_records(root) if root else snapshot_records(snapshot)), sizes)
     points = eval_points(pieces)
     scale, exponent, rate = fit_eval_law(points)
     print(f"NoPE's evaluation, a token: {scale:.4g} x matmul FLOPs ** {exponent:.4f} + attention FLOPs / "

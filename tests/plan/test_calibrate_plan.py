@@ -107,7 +107,7 @@ def test_the_evaluation_law_is_the_fit_to_nopes_pieces_of_the_complete_rungs(pub
     from suite.plan.estimate import CPU
 
     calibration = load_calibration()
-    pieces = calibration._evaluation_pieces(LAW_GRIDS, *published, calibration.EVAL_SIZES)
+    pieces = calibration.evaluation_pieces(LAW_GRIDS, *published, calibration.EVAL_SIZES)
     points = calibration.eval_points(pieces)
     assert len(points) == 10 and all(p.records >= 6 for p in points)  # 2 sizes x 5 scales
     scale, exponent, rate = calibration.fit_eval_law(points)

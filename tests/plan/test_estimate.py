@@ -139,5 +139,5 @@ def test_the_evaluation_work_table_is_the_published_records_own():
 
     calibration = load_calibration()
     snapshot = REPO / "leaderboard"
-    pieces = calibration._evaluation_pieces(LAW_GRIDS, *calibration.snapshot_records(snapshot), calibration.EVAL_SIZES)
+    pieces = calibration.evaluation_pieces(LAW_GRIDS, *calibration.snapshot_records(snapshot), calibration.EVAL_SIZES)
     assert calibration.eval_overheads(pieces, read_bench(snapshot, read_info(snapshot)["bench"])) == eval_overheads()
