@@ -77,7 +77,9 @@ def measured(snapshot: Path):
         for run in plan.runs:
             record = runs.get(run.run_id)
             if record and record.status == "done" and record.provenance.device == "cpu" and record.provenance.wall_s:
-                pieces.append((run.run_id, "train", train_flops(run), record.provenance.wall_s, train_seconds(run)))
+                share = _share_trained(record, run)
+                pieces.append((run.run_id, "train", train_flops(run) * share, record.provenance.wall_s,
+                               train_seconds(run) * share))
         for evaluation in plan.evaluations:
             record, flops = evals.get(evaluation.eval_id), eval_flops(evaluation)
             if record and record.status == "done" and flops > 0 and record.provenance.wall_s:
@@ -106,6 +108,13 @@ def _done_on_cpu(record) -> bool:
     return record is not None and record.status == "done" and getattr(record.provenance, "device", None) != "cuda"
 
 
+def _share_trained(record, run) -> float:
+    """The share of a run's steps its record's CPU time covers: a run resumed from a resume point
+    (suite.training.trainer.ResumePoints) records the time of its last attempt alone."""
+    resumed = getattr(getattr(record, "provenance", None), "resumed_from_step", None) or 0
+    return (run.train.steps - resumed) / run.train.steps if run.train.steps else 1.0
+
+
 def rung_pieces(grid_file: Path, runs: dict, evals: dict):
     """Per size of the grid: (pieces planned, [(kind, seconds the record states, plan's seconds of
     one core)] of its done CPU pieces among ``runs`` and ``evals``, how many state their CPU time).
@@ -118,7 +127,8 @@ def rung_pieces(grid_file: Path, runs: dict, evals: dict):
     for size in grid.sizes:
         rung, pieces, with_cpu = plan.of_sizes([size.name]), [], 0
         for kind, record, plan_s in (
-                *[("train", runs.get(r.run_id), train_seconds(r)) for r in rung.runs],
+                *[("train", runs.get(r.run_id), train_seconds(r) * _share_trained(runs.get(r.run_id), r))
+                  for r in rung.runs],
                 *[("eval", evals.get(e.eval_id), eval_seconds(e)) for e in rung.evaluations]):
             if not _done_on_cpu(record):
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import lightning as L
@@ -76,11 +77,34 @@ def unreadable(path: Path) -> str | None:
     return None
 
 
+def hpc_versions(hpc: Path) -> dict[int, Path]:
+    """The hpc checkpoints in ``hpc`` by version: ``hpc_ckpt_<n>.ckpt``, the names Lightning writes
+    and resumes from (the highest ``n``)."""
+    return {int(m.group(1)): p for p in hpc.glob("hpc_ckpt_*.ckpt") if (m := re.fullmatch(r"hpc_ckpt_(\d+)\.ckpt", p.name))}
+
+
+def write_resume_point(trainer: L.Trainer, hpc: Path) -> Path:
+    """An hpc checkpoint of the training so far, as the next version in ``hpc`` (where Lightning's
+    requeue writes its own and ``fit`` resumes from), then the earlier versions removed. Written
+    beside and renamed, so a process killed while writing leaves the previous point whole; the
+    partial file's name has no ``ckpt_`` in it, which Lightning's version scan would count."""
+    hpc.mkdir(parents=True, exist_ok=True)
+    versions = hpc_versions(hpc)
+    point = hpc / f"hpc_ckpt_{max(versions, default=0) + 1}.ckpt"
+    partial = hpc / f".partial-{os.getpid()}"
+    try:
+        trainer.save_checkpoint(partial)
+        os.replace(partial, point)
+    finally:
+        partial.unlink(missing_ok=True)
+    for older in versions.values():
+        older.unlink(missing_ok=True)
+    return point
+
+
 def resumable(hpc: Path) -> str | None:
     """None when the hpc checkpoint Lightning resumes from (the highest version) loads; else why not."""
-    import re
-
-    versions = {int(m.group(1)): p for p in hpc.glob("hpc_ckpt_*.ckpt") if (m := re.fullmatch(r"hpc_ckpt_(\d+)\.ckpt", p.name))}
+    versions = hpc_versions(hpc)
     if not versions:
         return "no hpc checkpoint"
     newest = versions[max(versions)]

@@ -12,18 +12,26 @@ Distributed training and preemption belong to Lightning:
   ``results/hpc/<run_id>/`` and runs ``scontrol requeue``. We only choose the moment
   (:class:`StepBoundarySignal`): its handler runs at the next step boundary, so the
   checkpoint is never taken in the middle of an optimizer step.
+* A process killed without warning (the end of a session, a closed laptop, the OOM killer)
+  gets no signal to write one, so :class:`ResumePoints` writes one every
+  ``POSBENCH_RESUME_EVERY_S`` seconds of training (10 minutes by default) in the same place:
+  a killed run loses at most that much, and its next attempt resumes as from a requeue.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import lightning as L
 from lightning.pytorch.plugins.environments import SLURMEnvironment
 
 from suite.core.runtime import device_settings, world
+from suite.training.checkpoints import write_resume_point
 
 
 def make_trainer(max_steps: int, *, gradient_clip_val: float | None = None, progress_bar: bool = False,
@@ -82,3 +90,45 @@ class StepBoundarySignal(L.Callback):
     def on_train_end(self, trainer, pl_module):
         if self.handler is not None:
             signal.signal(signal.SIGUSR1, self.handler)
+
+
+RESUME_EVERY_ENV = "POSBENCH_RESUME_EVERY_S"
+RESUME_EVERY_S = 600.0  # a 10-minute loss at most; a tiny run (under a minute) never writes one
+
+
+def resume_every_s() -> float | None:
+    """Seconds of training between two resume points: ``POSBENCH_RESUME_EVERY_S`` (a number above
+    0, or ``off`` for none), :data:`RESUME_EVERY_S` when unset."""
+    raw = os.environ.get(RESUME_EVERY_ENV, "").strip()
+    if not raw:
+        return RESUME_EVERY_S
+    if raw.lower() == "off":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{RESUME_EVERY_ENV}={raw!r}: give a number of seconds above 0, or 'off'")
+    return value
+
+
+class ResumePoints(L.Callback):
+    """Every ``every_s`` seconds of training, at the next step boundary, an hpc checkpoint in
+    ``hpc`` (suite.training.checkpoints.write_resume_point: the earlier one removed), which
+    ``fit`` resumes from as from a requeue: with the weights, optimizer, schedule, learning
+    curve and batch position of that step, so the run ends as an uninterrupted one would
+    (tests/e2e/test_distributed.py). A distributed run writes none: its ranks would have to
+    agree on the moment, and the cluster path has the requeue signal."""
+
+    def __init__(self, hpc: Path, every_s: float):
+        self.hpc, self.every_s, self.since = hpc, every_s, None
+
+    def on_train_start(self, trainer, pl_module):
+        self.since = time.monotonic()
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if trainer.world_size > 1 or time.monotonic() - self.since < self.every_s:
+            return
+        write_resume_point(trainer, self.hpc)
+        self.since = time.monotonic()

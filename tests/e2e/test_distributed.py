@@ -25,6 +25,7 @@ from suite.results.records import read_record
 from suite.specs import Project, load_grid
 from suite.training.checkpoints import load_checkpoint, resume_dir
 from suite.training.fit import TrainingFailed, fit
+from suite.training.trainer import RESUME_EVERY_ENV
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 LOSS_RTOL, WEIGHT_ATOL = 1e-5, 1e-5
@@ -62,10 +63,10 @@ def test_ddp_over_two_cpu_processes_matches_one_process(tiny_grid, project_root,
 
 
 class StopAt:
-    """Writes an hpc checkpoint where Lightning's requeue handler would (at the start of
-    step ``step``) and stops the process's training there, as a preemption does."""
+    """Stops the process's training at the start of step ``step``, as a preemption or a kill does;
+    with ``requeue``, first writes an hpc checkpoint where Lightning's requeue handler would."""
 
-    def __init__(self, step: int):
+    def __init__(self, step: int, requeue: bool = True):
         import lightning as L
 
         outer = self
@@ -73,21 +74,30 @@ class StopAt:
         class Callback(L.Callback):
             def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
                 if trainer.global_step == outer.step:
-                    trainer.save_checkpoint(trainer._checkpoint_connector.hpc_save_path(trainer.default_root_dir))
+                    if requeue:
+                        trainer.save_checkpoint(trainer._checkpoint_connector.hpc_save_path(trainer.default_root_dir))
                     raise RuntimeError("preempted")
 
         self.step, self.callback = step, Callback()
 
 
-def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tiny_grid, project_root, tmp_path):
+@pytest.mark.parametrize("written_by", ["requeue", "resume-point"])
+def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tiny_grid, project_root, tmp_path, monkeypatch,
+                                                                     written_by):
+    """The hpc checkpoint of a requeue (SLURM's signal) or of the periodic resume point (a process
+    killed without warning: suite.training.trainer.ResumePoints, here one at every step boundary)."""
     _, plan = one_run_plan(tiny_grid, project_root, steps=30)
     run = plan.runs[0]
     reference = single_process(run, tmp_path / "reference")
 
     checkpoints = tmp_path / "resumed" / "checkpoints"
+    if written_by == "resume-point":
+        monkeypatch.setenv(RESUME_EVERY_ENV, "1e-9")
     with pytest.raises(TrainingFailed, match="preempted"):
-        fit(run, checkpoints, progress_bar=False, callbacks=[StopAt(13).callback])
-    assert list(resume_dir(checkpoints, run).glob("hpc_ckpt_*.ckpt"))
+        fit(run, checkpoints, progress_bar=False, callbacks=[StopAt(13, requeue=written_by == "requeue").callback])
+    left = [p.name for p in resume_dir(checkpoints, run).iterdir()]
+    assert len(left) == 1 and left[0].startswith("hpc_ckpt_"), left  # the earlier points removed, no partial file
+    monkeypatch.delenv(RESUME_EVERY_ENV, raising=False)
     resumed = fit(run, checkpoints, progress_bar=False)
     assert resumed.stats["resumed_from_step"] == 13
     assert not resume_dir(checkpoints, run).exists()  # finished: the hpc checkpoint is gone

@@ -19,13 +19,14 @@ import pytest
 from suite.cli.main import main
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
+from suite.training.trainer import RESUME_EVERY_ENV
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 
 
-def posbench(root: Path, *args: str, **popen) -> subprocess.Popen:
-    """A real `posbench` process (one thread: several share this machine's cores)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+def posbench(root: Path, *args: str, env: dict | None = None, **popen) -> subprocess.Popen:
+    """A real `posbench` process (one thread: several share this machine's cores), with ``env`` added."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1", **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "suite.cli.main", "--root", str(root), *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
 
@@ -53,19 +54,20 @@ def test_a_diverging_run_is_recorded_as_failed_and_the_grid_completes(tiny_grid,
 
 
 def test_a_killed_run_resumes_with_exactly_one_record_per_piece(tiny_grid, project_root):
-    # long enough that the kill, 0.5 s after the claim, lands inside the first training run (400 steps take
-    # seconds on a CPU)
+    """SIGKILL, which no process can catch (a session's end, the OOM killer), once the first run has
+    written a resume point (suite.training.trainer.ResumePoints, here every 0.2 s of training):
+    the rerun takes the stale claim and resumes that run from its point."""
     grid = tiny_grid(name="killed", encodings=["nope", "alibi"], scales=[1, 2], eval=QUICK_EVAL,
                      train={"steps": 400, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
-    proc = posbench(project_root, "run", str(grid), "--quiet", "--no-site")
-    claims = project_root / "results" / "claims"
+    proc = posbench(project_root, "run", str(grid), "--quiet", "--no-site", env={RESUME_EVERY_ENV: "0.2"})
+    claims, hpc = project_root / "results" / "claims", project_root / "results" / "hpc"
     deadline = time.time() + 120
-    while not list(claims.glob("run-*.json")) and time.time() < deadline:  # training has begun
-        time.sleep(0.2)
-    time.sleep(0.5)
+    while not list(hpc.glob("*/hpc_ckpt_*.ckpt")) and time.time() < deadline:  # 400 steps take seconds
+        time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert list(claims.glob("run-*.json")), "the killed process left its claim behind"
+    assert list(hpc.glob("*/hpc_ckpt_*.ckpt")), "no resume point before the kill"
     # a stray temporary file, as a kill inside a record write leaves it
     (project_root / "results" / "runs").mkdir(parents=True, exist_ok=True)
     (project_root / "results" / "runs" / ".tmp-123-abc.part").write_text('{"half": ')
@@ -74,7 +76,9 @@ def test_a_killed_run_resumes_with_exactly_one_record_per_piece(tiny_grid, proje
     assert sorted(r["run_id"] for r in records(project_root, "runs")) == sorted(r.run_id for r in plan.runs)
     assert sorted(r["eval_id"] for r in records(project_root, "evals")) == sorted(e.eval_id for e in plan.evaluations)
     assert all(r["status"] == "done" for r in records(project_root, "runs") + records(project_root, "evals"))
-    assert not list(claims.glob("*.json"))
+    resumed = sorted(r["provenance"].get("resumed_from_step") or 0 for r in records(project_root, "runs"))
+    assert resumed[0] == 0 and 0 < resumed[1] < 400, resumed  # the run killed resumed from its point, the other did not
+    assert not list(claims.glob("*.json")) and not list(hpc.glob("*/*"))
 
 
 def test_eight_concurrent_processes_divide_the_work(tiny_grid, project_root):

@@ -86,6 +86,26 @@ def test_a_published_rung_is_costed_from_its_own_records_cpu_time(published):
     assert sum(p[2] for p in pieces) == pytest.approx(estimate(plan.runs, plan.evaluations).cpu_hours() * 3600)
 
 
+def test_a_resumed_run_is_costed_for_the_steps_its_record_covers(published):
+    """A run resumed from a resume point records the CPU time of its last attempt alone: plan's
+    side of that piece is the share of the steps trained in it."""
+    import dataclasses
+
+    from suite.plan.tuning import chooser
+
+    calibration = load_calibration()
+    runs, evals = published
+    grid_file = REPO / "grids" / "ladder-lm.yaml"
+    _, whole, _ = calibration.rung_pieces(grid_file, runs, evals)["tiny"]
+    run = expand(load_grid(grid_file, Project(REPO)), tuned=chooser(runs.get)).of_sizes(["tiny"]).runs[0]
+    record = runs[run.run_id]
+    resumed = dataclasses.replace(record, provenance=dataclasses.replace(record.provenance, resumed_from_step=450))
+    _, pieces, _ = calibration.rung_pieces(grid_file, {**runs, run.run_id: resumed}, evals)["tiny"]
+    changed = [(a, b) for a, b in zip(whole, pieces) if a != b]
+    assert run.train.steps == 600 and len(changed) == 1
+    assert changed[0][1][2] == pytest.approx(changed[0][0][2] * 150 / 600)
+
+
 def test_every_published_rung_of_the_ladder_is_costed_within_its_bound_of_its_records(published):
     """Issue 57's bound: plan of each rung within 0.7x-1.4x of the CPU time its records state,
     for every rung the snapshot holds records of (docs/benchmarks.md's table)."""

@@ -1,0 +1,30 @@
+"""How often a run writes a resume point (suite.training.trainer.resume_every_s), and a bad setting
+refused by `posbench run` before anything starts. The resume itself: tests/e2e/test_distributed.py
+(bit for bit) and tests/e2e/test_reliability.py (a real SIGKILL)."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.cli.main import main
+from suite.training.trainer import RESUME_EVERY_ENV, RESUME_EVERY_S, resume_every_s
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, RESUME_EVERY_S), ("", RESUME_EVERY_S), (" 90 ", 90.0),
+                                                 ("0.5", 0.5), ("off", None), ("OFF", None)])
+def test_the_interval_is_the_variables_seconds_the_default_or_none(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv(RESUME_EVERY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(RESUME_EVERY_ENV, value)
+    assert resume_every_s() == expected
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "soon", "10m"])
+def test_run_refuses_a_bad_interval_before_anything_starts(tiny_grid, project_root, monkeypatch, capsys, value):
+    grid = tiny_grid(name="bad-interval")
+    monkeypatch.setenv(RESUME_EVERY_ENV, value)
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{RESUME_EVERY_ENV}={value!r}" in err and "'off'" in err and len(err.strip().splitlines()) == 1
+    assert not (project_root / "results").exists()
