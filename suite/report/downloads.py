@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from suite.results.machine_paths import has_machine_path, without_machine_paths
 
@@ -19,8 +20,11 @@ TABLES = ("runs", "evaluations", "metrics", "curves", "samples")
 
 def _shortened(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
     """The column with its absolute paths shortened; None when it holds none (left as it is)."""
+    slash = pc.match_substring(column, "/")  # an absolute path has one: the values without are not read in Python
+    if not pc.any(slash).as_py():
+        return None
     values = column.to_pylist()
-    if not any(isinstance(v, str) and has_machine_path(v) for v in values):
+    if not any(has_machine_path(v) for v, maybe in zip(values, slash.to_pylist()) if maybe):
         return None
     return pa.chunked_array([pa.array([without_machine_paths(v) for v in values], type=column.type)])
 
