@@ -53,13 +53,15 @@ def _json_safe(value):
     return value
 
 
-def write_record(record: Record, directory: Path) -> Path:
-    """Write ``record`` as ``directory/<its id>.json``, atomically; the id names a file, so it must be one."""
+def write_record(record: Record, directory: Path, durable: bool = True) -> Path:
+    """Write ``record`` as ``directory/<its id>.json``, atomically; the id names a file, so it must be one.
+    ``durable``: on disk before this returns (fsync), unless the folder is a scratch one that no
+    later process reads (``posbench replicate``'s)."""
     if not is_id(record.id):
         raise ValueError(f"{record.id_field} {record.id!r} is not an id ({ID_FORM}): not written")
     directory.mkdir(parents=True, exist_ok=True)
     text = json.dumps(_json_safe(to_json(record)), indent=1, sort_keys=True, allow_nan=False)
-    return write_atomic(directory / f"{record.id}.json", text, fsync=True)  # the aside file never matches *.json
+    return write_atomic(directory / f"{record.id}.json", text, fsync=durable)  # the aside file never matches *.json
 
 
 def read_record(path: Path, kind: str | None = None) -> Record:

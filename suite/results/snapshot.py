@@ -127,7 +127,7 @@ def _write_snapshot(folder: Path, project, runs: dict, evals: dict, bench: list,
     return n_samples
 
 
-def unpack(folder: Path, project) -> tuple[int, int]:
+def unpack(folder: Path, project, durable: bool = True) -> tuple[int, int]:
     """Write the snapshot's records (and per-sample files) into ``project``'s results folder;
     a record already there is kept (it is the same piece: ids are content). Returns the
     numbers of training runs and evaluations written.
@@ -136,7 +136,8 @@ def unpack(folder: Path, project) -> tuple[int, int]:
     record, file or per-sample link refuses the whole snapshot (RecordError naming the file and
     what is wrong) before anything is written. Each record is then written to the one path its
     id gives inside the project (``results/runs/<run_id>.json``, ``results/samples/<eval_id>.parquet``,
-    ``results/bench/<bench_id>.json``). Bench records are written but not counted."""
+    ``results/bench/<bench_id>.json``). Bench records are written but not counted. ``durable``:
+    each record on disk before the next (suite.results.records.write_record)."""
     folder = Path(folder)
     info = read_info(folder)
     runs, evals = read_records(folder / RUNS, "training_run"), read_records(folder / EVALS, "evaluation")
@@ -149,7 +150,7 @@ def unpack(folder: Path, project) -> tuple[int, int]:
                 continue
             if record.id in sources:  # written before the record that names it, as the runner does
                 _copy_atomically(sources[record.id], samples_path(project.samples, record.id))
-            write_record(record, directory)
+            write_record(record, directory, durable)
             written[i] += 1
     for record in bench:
         if not (project.results / "bench" / f"{record['bench_id']}.json").is_file():

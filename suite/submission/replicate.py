@@ -238,7 +238,7 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
         raise ValueError(f"{folder.name}/ holds no grid {', '.join(unknown)}; it holds {', '.join(info.get('grids', []))}")
     with tempfile.TemporaryDirectory(prefix="posbench-replicate-") as tmp:
         scratch = Project(Path(tmp))
-        unpack(folder, scratch)
+        unpack(folder, scratch, durable=False)  # a scratch folder, gone when this returns
         this_machine = measured()
         here = this_machine if this_cpu else None
         grid_of = grids_of_runs(info.get("grids", []), project)
