@@ -23,16 +23,15 @@ def pytest_configure(config):
     numerics.pin()
 
 
-# The slowest test files, slowest first (seconds of `pytest --junitxml` per file, 2026-11-28, AMD
-# EPYC, two workers beside a two-process grid: replicate_committed 372, reliability 185,
-# scale_view 122, published_site 115, numerics_verify 97, replicate 96, bad_inputs 86, slurm 81;
-# every other file under 60). pytest-xdist hands each worker a whole file (--dist loadfile) in
+# The slowest test files, slowest first (seconds of their slowest tests, `pytest --durations`,
+# 2026-11-28, AMD EPYC, two workers, nothing else running: replicate_committed 128, reliability 88,
+# published_site 60, slurm 56, replicate 44, numerics_verify 34; bad_inputs about 40 in many small
+# cases; every other file under 25). pytest-xdist hands each worker a whole file (--dist loadfile) in
 # the order of collection (--no-loadscope-reorder, pyproject.toml): started first, the long
 # files finish while the short ones fill the other worker, instead of one worker running a
-# six-minute file alone at the end (its default order, most tests first, put it last).
-SLOWEST_FILES = ("e2e/test_replicate_committed.py", "e2e/test_reliability.py", "report/test_scale_view.py",
-                 "e2e/test_published_site.py", "e2e/test_numerics_verify.py", "e2e/test_replicate.py",
-                 "e2e/test_bad_inputs.py", "e2e/test_slurm.py")
+# two-minute file alone at the end (its default order, most tests first, put it last).
+SLOWEST_FILES = ("e2e/test_replicate_committed.py", "e2e/test_reliability.py", "e2e/test_published_site.py",
+                 "e2e/test_slurm.py", "e2e/test_replicate.py", "e2e/test_numerics_verify.py", "e2e/test_bad_inputs.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
