@@ -181,10 +181,25 @@ def _verify(path: Path, record, project: Project, evaluations: bool, log) -> Ver
         if run.train.steps:  # a search-only child (0 steps) has no training loss
             out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
                         tolerance, f"{record.task} final_train_loss")
+        if here == "cpu" and same_class:
+            _verify_weights(record.provenance.weights_sha256, result.stats.get("weights_sha256"), out)
         _verify_calibration(record.provenance.calibration, result.stats.get("calibration"), tolerance, out)
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
     return out
+
+
+def _verify_weights(recorded: str | None, rerun: str | None, out: Verification) -> None:
+    """On the CPU class the record names, the weights trained again are the recorded ones bit for
+    bit: their sha256 (suite.training.checkpoints.weights_sha256) is compared, beside the figures
+    (elsewhere they differ in general, and a record from before digests has none)."""
+    if recorded is None or rerun is None:
+        return
+    if recorded == rerun:
+        out.lines.append(f"identical: weights sha256 {recorded[:16]}")
+    else:
+        out.fail(f"weights sha256: recorded {recorded[:16]}, re-trained {rerun[:16]} (the record's machine class: "
+                 "the same bits were expected)")
 
 
 def numerics_of(record) -> numerics.Numerics:

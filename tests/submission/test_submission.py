@@ -120,7 +120,7 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
     assert main(["--root", str(root), "verify", str(record)]) == 0
     out = capsys.readouterr().out
     assert "tolerance |diff| <= 1e-06" in out
-    assert "identical: final_train_loss" in out
+    assert "identical: final_train_loss" in out and "identical: weights sha256" in out
     assert "identical: extrapolation as rope at 1x" in out and "identical: extrapolation as rope at 2x" in out
     assert "match: 3 of 3 figure(s) match, 3 bit for bit" in out
     assert "numerics differ" not in out  # re-run with the numerics the grid recorded
@@ -129,6 +129,7 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
 
     data = json.loads(record.read_text())
     data["provenance"]["final_train_loss"] += 1e-4
+    data["provenance"]["weights_sha256"] = "0" * 64
     record.write_text(json.dumps(data))
     first = json.loads(evals[0].read_text())
     first["metrics"][0]["value"] += 1e-3
@@ -136,7 +137,8 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
     assert main(["--root", str(root), "verify", str(record)]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH: final_train_loss" in out and out.count("MISMATCH: extrapolation") == 1
-    assert "MISMATCH: 1 of 3 figure(s) match, 1 bit for bit; 2 problem(s)" in out
+    assert "MISMATCH: weights sha256: recorded 0000000000000000" in out
+    assert "MISMATCH: 1 of 3 figure(s) match, 1 bit for bit; 3 problem(s)" in out
 
     data["run"]["seed"] = 1  # a record whose run was edited no longer hashes to its id
     record.write_text(json.dumps(data))
