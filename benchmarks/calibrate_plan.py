@@ -111,7 +111,7 @@ def _done_on_cpu(record) -> bool:
 def _share_trained(record, run) -> float:
     """The share of a run's steps its record's CPU time covers: a run resumed from a resume point
     (suite.training.trainer.ResumePoints) records the time of its last attempt alone."""
-    resumed = getattr(getattr(record, "provenance", None), "resumed_from_step", None) or 0
+    resumed = (record.provenance.resumed_from_step or 0) if record is not None else 0
     return (run.train.steps - resumed) / run.train.steps if run.train.steps else 1.0
 
 

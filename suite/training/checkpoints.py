@@ -23,9 +23,10 @@ def resume_dir(checkpoint_dir: Path, run: TrainingRun) -> Path:
     return checkpoint_dir.parent / "hpc" / run.run_id
 
 
-def save_atomically(trainer: L.Trainer, checkpoint: Path) -> None:
-    """Written beside and renamed, so a killed process never leaves half a checkpoint."""
-    tmp = checkpoint.with_name(f".tmp-{os.getpid()}-{checkpoint.name}")
+def save_atomically(trainer: L.Trainer, checkpoint: Path, partial: Path | None = None) -> None:
+    """Written beside (as ``partial``, by default a ``.tmp-`` name) and renamed, so a killed
+    process never leaves half a checkpoint."""
+    tmp = partial or checkpoint.with_name(f".tmp-{os.getpid()}-{checkpoint.name}")
     try:
         trainer.save_checkpoint(tmp)  # collective under DDP: every rank calls it, rank 0 writes
         if trainer.is_global_zero:
@@ -91,12 +92,7 @@ def write_resume_point(trainer: L.Trainer, hpc: Path) -> Path:
     hpc.mkdir(parents=True, exist_ok=True)
     versions = hpc_versions(hpc)
     point = hpc / f"hpc_ckpt_{max(versions, default=0) + 1}.ckpt"
-    partial = hpc / f".partial-{os.getpid()}"
-    try:
-        trainer.save_checkpoint(partial)
-        os.replace(partial, point)
-    finally:
-        partial.unlink(missing_ok=True)
+    save_atomically(trainer, point, partial=hpc / f".partial-{os.getpid()}")
     for older in versions.values():
         older.unlink(missing_ok=True)
     return point
