@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The language-modelling size ladder (grids/ladder-lm*.yaml), rung by rung: tiny, then small,
-# then medium, then the fourth rung. Resumable: each call trains and evaluates only what the
-# records in results/ lack, so a session that ends mid-rung loses at most the pieces in flight;
+# then medium and the fourth rung (order below). Resumable: each call trains and evaluates only
+# what the records in results/ lack, and a run killed mid-training resumes from its last resume
+# point (POSBENCH_RESUME_EVERY_S), so a session that ends mid-rung loses at most minutes;
 # and it starts from the published snapshot's records (leaderboard/), so what an earlier
 # machine ran and published counts as done here.
 #   JOBS=2 scripts/ladder.sh          # both cores; records only (publish them with posbench publish)
@@ -16,7 +17,12 @@ for size in tiny small; do
     rung ladder-lm-question "$size"
     rung ladder-lm-budget "$size"
 done
-rung ladder-lm medium
+# Above small, the question's rows first (NoPE, RoPE with NTK-aware and YaRN, ALiBi): their
+# medium rung at six seeds, its second budget, then the fourth rung, which answers "does the
+# ordering at 16x survive a 60x larger model"; then the other seven rows' medium rung. Each grid
+# is a rung of its own to publish, and a run two grids share (the question's seeds 0-2 are
+# ladder-lm.yaml's) trains once.
 rung ladder-lm-question medium
 rung ladder-lm-budget-medium medium
 rung ladder-lm-question large
+rung ladder-lm medium
