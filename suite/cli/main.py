@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("publish", help="write the records of GRIDs into the published snapshot (leaderboard/)")
     p.add_argument("grids", nargs="+", metavar="GRID")
     p.add_argument("--out", default="leaderboard", help="the snapshot folder (default: leaderboard)")
+    p.add_argument("--whole-sizes", action="store_true",
+                   help="publish a grid's size only once every piece of it is recorded (a size ladder, rung by rung); "
+                        "SNAPSHOT.json names the sizes left out")
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("rescore", help="recompute task figures from their stored per-sample outputs (no model) "

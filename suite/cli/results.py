@@ -66,16 +66,27 @@ def cmd_publish(args) -> int:
     from suite.results.snapshot import publish
 
     project = project_of(args)
-    plans = {}
+    plans, left_out = {}, {}
     for grid in args.grids:
         loaded, plan = load_plan(Path(grid), project, tuned=sweep_chooser(project))  # a tuned grid's chosen runs too
+        if args.whole_sizes:
+            plan, left = plan.at_whole_sizes([s.name for s in loaded.sizes], lambda kind, piece: _recorded(project, kind, piece))
+            if left:
+                left_out[loaded.spec.name] = list(left)
+                for size, n in left.items():
+                    console.print(f"{grid}: size {size} left out, {n} of its pieces not recorded yet", markup=False)
         plans[loaded.spec.name] = plan
     out = (project.root / args.out).resolve()
-    done = publish(project, plans, out)
+    done = publish(project, plans, out, sizes_left_out=left_out)
     console.print(f"published {done.runs} training runs, {done.evaluations} evaluations, {done.samples} per-sample "
                   f"files of {', '.join(plans)} and {done.bench} bench record(s) into {out} "
                   f"({done.bytes / 2**20:.1f} MiB)", markup=False)
     return 0
+
+
+def _recorded(project, kind: str, piece: str) -> bool:
+    """Whether ``project`` holds the record of a planned piece (the path its id gives, as publish reads it)."""
+    return ((project.runs if kind == "run" else project.evals) / f"{piece}.json").is_file()
 
 
 def cmd_leaderboard(args) -> int:

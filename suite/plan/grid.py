@@ -221,6 +221,26 @@ class Plan:
                     pending=tuple(g for g in self.pending if g.split("/")[1] in keep),
                     untunable=tuple(g for g in self.untunable if g.split("/")[1] in keep))
 
+    def missing_at(self, size: str, recorded) -> int:
+        """How many pieces at ``size`` have no record (``recorded(kind, piece_id)``, kind "run" or
+        "evaluation"), a pending sweep counting as one (its chosen runs are not planned yet)."""
+        part = self.of_sizes([size])
+        return (sum(not recorded("run", r.run_id) for r in part.runs)
+                + sum(not recorded("evaluation", e.eval_id) for e in part.evaluations) + len(part.pending))
+
+    def at_whole_sizes(self, sizes, recorded) -> tuple["Plan", dict[str, int]]:
+        """The part of the plan at those of ``sizes`` (the grid's, in its order) whose every piece
+        is recorded (:meth:`missing_at` is 0), and each size left out with its missing pieces. A
+        size ladder is published rung by rung (``posbench publish --whole-sizes``): a rung half run
+        would put rows of one seed beside rows of three on its boards."""
+        left = {size: n for size in sizes if (n := self.missing_at(size, recorded))}
+        if not left:
+            return self, {}
+        keep = set(sizes) - set(left)
+        return Plan(tuple(r for r in self.runs if r.size.name in keep),
+                    tuple(e for e in self.evaluations if e.run.size.name in keep),
+                    untunable=tuple(g for g in self.untunable if g.split("/")[1] in keep)), left
+
 
 def sized(grid: Grid, recipe: TrainRecipe, size: SizeSpec) -> TrainRecipe:
     """``recipe`` as ``size`` trains it: steps x (its weights / the grid's first size's) ** the

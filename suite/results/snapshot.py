@@ -62,10 +62,12 @@ class Published:
     bench: int = 0
 
 
-def publish(project, plans: dict[str, object], out: Path) -> Published:
+def publish(project, plans: dict[str, object], out: Path, sizes_left_out: dict[str, list[str]] | None = None) -> Published:
     """Write the records of every piece of ``plans`` (grid name -> plan) that ``project`` holds
     into ``out``: done and failed records alike (a failure is a result). Pieces without a record
-    are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one. The
+    are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one;
+    ``sizes_left_out`` (grid -> sizes its plan here leaves out: ``publish --whole-sizes``) is
+    written there too. The
     records leave without the machine's absolute paths (suite.results.snapshot_files.public_json).
     Every bench record in ``results/bench/`` goes too (``bench.jsonl.gz``, its ids listed in
     SNAPSHOT.json), each checked first (suite.results.bench_records): a grid does not plan them,
@@ -90,7 +92,7 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
     os.umask(umask)
     os.chmod(stage, 0o777 & ~umask)  # a folder as mkdir makes it, not mkdtemp's private one
     try:  # the whole snapshot aside, then in place in one step: a kill leaves the old one whole
-        n_samples = _write_snapshot(stage, project, runs, evals, bench, missing, plans, out)
+        n_samples = _write_snapshot(stage, project, runs, evals, bench, missing, plans, out, sizes_left_out or {})
         replace_folder(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -100,7 +102,7 @@ def publish(project, plans: dict[str, object], out: Path) -> Published:
 
 
 def _write_snapshot(folder: Path, project, runs: dict, evals: dict, bench: list, missing: int, plans: dict,
-                    out: Path) -> int:
+                    out: Path, sizes_left_out: dict[str, list[str]]) -> int:
     """Every file of a snapshot into the (new, empty) ``folder``; returns the per-sample files copied."""
     write_lines(folder / RUNS, list(runs.values()))
     write_lines(folder / EVALS, list(evals.values()))
@@ -122,6 +124,7 @@ def _write_snapshot(folder: Path, project, runs: dict, evals: dict, bench: list,
             "computed_from": finished[0] if finished else None, "computed_to": finished[-1] if finished else None,
             "machine": machine(), "cpu_seconds": round(cpu_s, 1),
             "training_runs": len(runs), "evaluations": len(evals), "pieces_missing": missing,
+            "sizes_left_out": {grid: list(sizes) for grid, sizes in sorted(sizes_left_out.items())},
             "bench": sorted(r["bench_id"] for r in bench)}
     (folder / SNAPSHOT).write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     return n_samples

@@ -153,6 +153,10 @@ class SnapshotInfo(pydantic.BaseModel):
     training_runs: int = 0
     evaluations: int = 0
     pieces_missing: int = 0
+    # grid -> its sizes left out until every piece of them is recorded (posbench publish --whole-sizes)
+    sizes_left_out: dict[Annotated[str, StringConstraints(max_length=100)],
+                         Annotated[list[Annotated[str, StringConstraints(max_length=100)]], Field(max_length=100)]] = \
+        Field({}, max_length=1_000)
     bench: list[Annotated[str, StringConstraints(max_length=100)]] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
 
 

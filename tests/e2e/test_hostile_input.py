@@ -218,6 +218,16 @@ def test_a_snapshot_file_that_is_a_link_is_refused(published, capsys, name):
     assert tree(parent) == before
 
 
+@pytest.mark.parametrize("left_out", [{"g": "medium"}, {"g": ["x" * 101]}, ["medium"]])
+def test_a_snapshot_summary_naming_sizes_left_out_wrongly_is_refused(published, capsys, left_out):
+    parent, root, _ = published
+    path = root / "leaderboard" / "SNAPSHOT.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "sizes_left_out": left_out}))
+    before = tree(parent)
+    one_line(capsys, ["--root", str(root), "site", "--published"], "SNAPSHOT.json", "sizes_left_out")
+    assert tree(parent) == before
+
+
 # -- 5. non-atomic publish -------------------------------------------------------------------------
 
 

@@ -56,6 +56,34 @@ def test_a_published_snapshot_renders_the_site_without_training(tiny_grid, proje
     assert "Published findings, re-tested" in (project_root / "site" / "published" / "findings.html").read_text()
 
 
+def test_publish_whole_sizes_leaves_out_a_size_with_a_piece_missing_and_the_site_says_so(tiny_grid, project_root, capsys):
+    """A size ladder is published rung by rung: with --whole-sizes a size goes in only with every
+    piece of it recorded; SNAPSHOT.json and the site's header name the size left out."""
+    grid = tiny_grid(name="rungs", encodings=["nope"], sizes=["tiny", "tiny-4l"], scales=[1, 2],
+                     train={"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1}, eval=EVAL)
+    root = ["--root", str(project_root)]
+    assert main([*root, "run", str(grid), "--quiet", "--no-site"]) == 0
+    evals = project_root / "results" / "evals"
+    gap = next(p for p in sorted(evals.glob("*.json")) if json.loads(p.read_text())["size"] == "tiny-4l")
+    gap.unlink()  # one evaluation of the larger size not recorded yet
+    capsys.readouterr()
+    assert main([*root, "publish", str(grid), "--whole-sizes"]) == 0
+    assert f"{grid}: size tiny-4l left out, 1 of its pieces not recorded yet" in capsys.readouterr().out
+    folder = project_root / "leaderboard"
+    info = json.loads((folder / "SNAPSHOT.json").read_text())
+    assert info["sizes_left_out"] == {"rungs": ["tiny-4l"]}
+    assert (info["training_runs"], info["evaluations"], info["pieces_missing"]) == (1, 2, 0)
+    with gzip.open(folder / "runs.jsonl.gz", "rt") as f:
+        assert [json.loads(line)["size"] for line in f] == ["tiny"]  # the size's run goes out with it
+    assert main([*root, "site", "--published"]) == 0
+    index = (project_root / "site" / "published" / "index.html").read_text()
+    assert "left out until every piece of them is computed: rungs at tiny-4l" in index
+
+    assert main([*root, "publish", str(grid)]) == 0  # without it: what is recorded, the gap counted
+    info = json.loads((folder / "SNAPSHOT.json").read_text())
+    assert (info["training_runs"], info["evaluations"], info["pieces_missing"], info["sizes_left_out"]) == (2, 3, 1, {})
+
+
 def test_verify_of_a_published_run_on_a_fresh_clone_reads_it_from_the_snapshot(tiny_grid, project_root, capsys):
     """A fresh clone has leaderboard/ and no results/: `verify RUN_ID` of a published run adds the
     snapshot's records first, then re-trains and re-evaluates it, bit for bit."""

@@ -99,6 +99,25 @@ def test_a_rung_of_a_plan_is_its_runs_evaluations_and_waiting_sweeps_at_that_siz
     assert len(tiny.runs) * 3 == len(plan.runs)
 
 
+def test_a_rung_is_published_whole_or_left_out_a_missing_piece_or_a_pending_sweep_keeps_it_out():
+    """`posbench publish --whole-sizes`: a size goes into the snapshot only with every piece of it
+    recorded; the others are left out, each with its missing pieces counted."""
+    grid = lm_ladder("ladder-lm")
+    sizes = [s.name for s in grid.sizes]
+    waiting = expand(grid)  # nothing trained: every size's sweeps pending, their chosen runs unplanned
+    kept, left = waiting.at_whole_sizes(sizes, lambda kind, piece: True)
+    assert list(left) == sizes and not kept.runs and not kept.evaluations and not kept.pending
+    assert left["tiny"] == len(waiting.of_sizes(["tiny"]).pending) > 0
+    rates = grid.spec.tuning.lr
+    plan = expand(grid, tuned=lambda sweep: rates[1])  # every sweep chosen: the whole grid
+    assert plan.at_whole_sizes(sizes, lambda kind, piece: True) == (plan, {})
+    gap = plan.of_sizes(["small"]).evaluations[0].eval_id
+    kept, left = plan.at_whole_sizes(sizes, lambda kind, piece: piece != gap)
+    assert left == {"small": 1}
+    assert {r.size.name for r in kept.runs} == {e.run.size.name for e in kept.evaluations} == {"tiny", "medium"}
+    assert len(kept.runs) == len(plan.runs) - len(plan.of_sizes(["small"]).runs) > 0
+
+
 def test_plan_of_one_rung_costs_that_rung_and_refuses_a_size_the_grid_lacks(capsys):
     """`posbench plan GRID --size S`: the rung's pieces and their estimate, the whole grid's
     split between its rungs; an unknown size is named, exit 1."""
