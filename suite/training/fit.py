@@ -4,8 +4,8 @@ A child run (a fine-tuned extension) starts from its parent's weights, which the
 has trained first (suite.execution.runner); its optimizer and schedule start afresh, as
 the methods' fine-tuning does. A run with an hpc checkpoint (Lightning's requeue under SLURM,
 or the resume point written every 10 minutes of training: suite.training.trainer) resumes from
-it (``ckpt_path="hpc"``) and skips the batches already consumed, so it ends with the weights
-and loss of an uninterrupted run. A failure is :class:`TrainingFailed`
+it (``ckpt_path="hpc"``), skips the batches already consumed and draws from the random
+generators' states of that step, so it ends with the weights and loss of an uninterrupted run. A failure is :class:`TrainingFailed`
 with the step it happened at (the runner records both).
 """
 
@@ -31,7 +31,8 @@ from suite.plan.task_kinds import kind_of
 from suite.training.checkpoints import load_checkpoint, resumable, resume_dir, save_atomically, weights_sha256
 from suite.training.learning_curve import LearningCurve
 from suite.training.module import LanguageModel
-from suite.training.trainer import ResumePoints, StepBoundarySignal, make_trainer, resume_every_s, training_settings
+from suite.training.trainer import (RandomStates, ResumePoints, StepBoundarySignal, make_trainer, resume_every_s,
+                                    training_settings)
 
 
 class TrainingFailed(Exception):
@@ -67,7 +68,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
         calibration = calibrate(module.model, run)  # LongRoPE's search, on the parent's weights
     curve = LearningCurve(run.train.steps, kind_of(run.task).learning_probe(run.task, run.train))
     points = [] if (every := resume_every_s()) is None else [ResumePoints(hpc, every)]
-    settings["callbacks"] = [boundary, curve, *points, *settings.get("callbacks", [])]
+    settings["callbacks"] = [RandomStates(), boundary, curve, *points, *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
                            root_dir=hpc, **settings)
     reset_peak_memory()  # this run's peak, whatever the worker ran before

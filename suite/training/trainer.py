@@ -16,18 +16,23 @@ Distributed training and preemption belong to Lightning:
   gets no signal to write one, so :class:`ResumePoints` writes one every
   ``POSBENCH_RESUME_EVERY_S`` seconds of training (10 minutes by default) in the same place:
   a killed run loses at most that much, and its next attempt resumes as from a requeue.
+* Either checkpoint holds the random generators' states (:class:`RandomStates`), which
+  Lightning's does not: a resumed run draws what an uninterrupted one draws at every step.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import random
 import signal
 import sys
 import time
 from pathlib import Path
 
 import lightning as L
+import numpy as np
+import torch
 from lightning.pytorch.plugins.environments import SLURMEnvironment
 
 from suite.core.runtime import device_settings, world
@@ -132,3 +137,69 @@ class ResumePoints(L.Callback):
             return
         write_resume_point(trainer, self.hpc)
         self.since = time.monotonic()
+
+
+class RandomStates(L.Callback):
+    """The global random generators' states (torch's, CUDA's, numpy's, Python's), and those of
+    the generators the model's modules hold (randomized positions' evaluation generator, which
+    the learning curve's probes draw from), in every checkpoint a fit writes, restored when the
+    fit resumes from one. Lightning's checkpoint
+    holds the weights, optimizer, schedule and loop position but not these, and ``fit`` seeds
+    every attempt from the run's seed, so without them a run that draws while it trains
+    (randomized positions, Ruoss et al. 2023; PoSE's skips, Zhu et al. 2024; dropout) would
+    draw at step N after a resume what it drew at step 0. The states are saved as tensors,
+    numbers and lists, which a checkpoint read with ``weights_only`` may hold.
+
+    Both checkpoints are written at the start of a training step (:class:`StepBoundarySignal`,
+    :class:`ResumePoints`), and the states go back at that moment of the resumed fit, not when
+    Lightning restores the callbacks: between the two, the training loop makes its dataloader's
+    iterator, which draws a base seed from torch's generator (as it did once before step 0 of
+    the uninterrupted run). ``fit`` lists this callback first, so it restores before any other
+    callback of that step could write a checkpoint."""
+
+    def __init__(self):
+        self.restore, self.module = None, None
+
+    def on_fit_start(self, trainer, pl_module):
+        self.module = pl_module
+
+    def state_dict(self) -> dict:
+        _, keys, pos, has_gauss, gauss = np.random.get_state()
+        version, internal, python_gauss = random.getstate()
+        return {"modules": {name: g.get_state() for name, g in module_generators(self.module).items()},
+                "torch": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+                "numpy": {"keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                          "has_gauss": int(has_gauss), "gauss": float(gauss)},
+                "python": {"version": version, "state": list(internal), "gauss": python_gauss}}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.restore = state  # at the next step's start (above)
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if self.restore is not None:
+            state, self.restore = self.restore, None
+            self.set_states(state)
+            for name, generator in module_generators(pl_module).items():
+                if name in state["modules"]:
+                    generator.set_state(state["modules"][name])
+
+    @staticmethod
+    def set_states(state: dict) -> None:
+        torch.set_rng_state(state["torch"])
+        if state["cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+        numpy_state = state["numpy"]
+        np.random.set_state(("MT19937", numpy_state["keys"].numpy().astype(np.uint32), numpy_state["pos"],
+                             numpy_state["has_gauss"], numpy_state["gauss"]))
+        python_state = state["python"]
+        random.setstate((python_state["version"], tuple(python_state["state"]), python_state["gauss"]))
+
+
+def module_generators(module: torch.nn.Module | None) -> dict[str, torch.Generator]:
+    """Every ``torch.Generator`` an attribute of ``module`` or of one of its submodules holds, by
+    "submodule path.attribute" (none before the fit starts)."""
+    if module is None:
+        return {}
+    return {f"{path}.{attribute}": value for path, sub in module.named_modules()
+            for attribute, value in vars(sub).items() if isinstance(value, torch.Generator)}

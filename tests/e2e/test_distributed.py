@@ -31,8 +31,8 @@ QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolli
 LOSS_RTOL, WEIGHT_ATOL = 1e-5, 1e-5
 
 
-def one_run_plan(tiny_grid, root: Path, steps: int):
-    grid = tiny_grid(name="one", encodings=["rope"], scales=[1], eval=QUICK_EVAL,
+def one_run_plan(tiny_grid, root: Path, steps: int, encoding: str = "rope"):
+    grid = tiny_grid(name="one", encodings=[encoding], scales=[1], eval=QUICK_EVAL,
                      train={"steps": steps, "batch_size": 4, "seq_len": 32, "warmup_steps": 2})
     return grid, expand(load_grid(grid, Project(root)))
 
@@ -81,12 +81,15 @@ class StopAt:
         self.step, self.callback = step, Callback()
 
 
-@pytest.mark.parametrize("written_by", ["requeue", "resume-point"])
+@pytest.mark.parametrize("written_by, encoding", [("requeue", "rope"), ("resume-point", "rope"),
+                                                  ("requeue", "randomized"), ("resume-point", "randomized")])
 def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tiny_grid, project_root, tmp_path, monkeypatch,
-                                                                     written_by):
+                                                                     written_by, encoding):
     """The hpc checkpoint of a requeue (SLURM's signal) or of the periodic resume point (a process
-    killed without warning: suite.training.trainer.ResumePoints, here one at every step boundary)."""
-    _, plan = one_run_plan(tiny_grid, project_root, steps=30)
+    killed without warning: suite.training.trainer.ResumePoints, here one at every step boundary).
+    Randomized positions draw from the global generator at every step: the checkpoint carries its
+    state, so the resumed steps draw what the uninterrupted ones drew."""
+    _, plan = one_run_plan(tiny_grid, project_root, steps=30, encoding=encoding)
     run = plan.runs[0]
     reference = single_process(run, tmp_path / "reference")
 
