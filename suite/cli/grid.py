@@ -77,14 +77,8 @@ def cmd_run(args) -> int:
     from suite.execution.executors.base import EXECUTORS
     from suite.execution.runner import failed_pieces, pending
     from suite.plan.grid import load_plan
-    from suite.training.trainer import resume_every_s
 
-    quiet_libraries()
-    try:
-        resume_every_s()  # a bad POSBENCH_RESUME_EVERY_S stops here, before any run starts
-    except ValueError as exc:
-        err_console.print(f"error: {exc}", markup=False)
-        return 1
+    quiet_libraries()  # (a bad POSBENCH_RESUME_EVERY_S is refused before this: suite.cli.main)
     if args.dry_run and args.executor != "slurm":  # it would be ignored, and the whole grid would run
         err_console.print("--dry-run writes a SLURM submission without submitting it (with --executor slurm); "
                           "`posbench plan GRID` shows what a local run would do")

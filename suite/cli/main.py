@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("record", metavar="RECORD", help="results/runs/<run_id>.json, or a run id")
     p.add_argument("--no-evals", action="store_true", help="compare the training loss only")
     p.add_argument("--json", metavar="FILE", help="also write the outcome, figure by figure, as JSON")
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(func=cmd_verify, trains=True)
 
     p = sub.add_parser("replicate", help="re-run a stratified sample of the published snapshot with each record's "
                                          "numerics: per piece bit-identical, within tolerance or different, and "
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "within the measured cross-class tolerances elsewhere; this: only the runs of this "
                         "machine's class")
     p.add_argument("--json", metavar="FILE", help="also write each piece's figures and each headline as JSON")
-    p.set_defaults(func=cmd_replicate)
+    p.set_defaults(func=cmd_replicate, trains=True)
 
     p = sub.add_parser("submit", help="write submissions/NAME/: what a pull request for encoding NAME needs "
                                       "(spec, plugin, tests, its records, a verify result)")
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", default="quick", metavar="GRID",
                    help="the standard grid whose every run of NAME the bundle must hold: quick (default), or another "
                         "grid of the published snapshot")
-    p.set_defaults(func=cmd_submit)
+    p.set_defaults(func=cmd_submit, trains=True)
 
     p = sub.add_parser("plan", help="show a grid's training runs and evaluations and their status")
     p.add_argument("grid", metavar="GRID")
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", default="local", choices=executor_names(), help="where pieces run (default local)")
     for executor in executor_classes():
         executor.add_arguments(p)
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, trains=True)
 
     p = sub.add_parser("run-one", help="one entry of a submitted manifest (what a SLURM array task runs)")
     p.add_argument("manifest", metavar="MANIFEST", help="results/slurm/<timestamp>/manifest.json")
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--devices", type=int, default=1,
                    help="train with DDP over N devices (CPU processes, or GPUs) per node (default 1); sets POSBENCH_DEVICES")
     p.add_argument("--nodes", type=int, default=1, help="nodes the run trains across (default 1); sets POSBENCH_NODES")
-    p.set_defaults(func=cmd_run_one)
+    p.set_defaults(func=cmd_run_one, trains=True)
 
     p = sub.add_parser("status", help="done / running / pending / failed pieces of GRID, and its SLURM arrays")
     p.add_argument("grid", metavar="GRID")
@@ -184,10 +184,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def training_environment_problem() -> str | None:
+    """What is wrong with the environment variables a training reads, or None
+    (``POSBENCH_RESUME_EVERY_S``: suite.training.trainer.resume_every_s)."""
+    from suite.training.trainer import resume_every_s
+
+    try:
+        resume_every_s()
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         os.environ["TQDM_DISABLE"] = "1"  # also lm-eval's request bars
+    if getattr(args, "trains", False) and (problem := training_environment_problem()):
+        err_console.print(f"error: {problem}", markup=False)  # before anything starts: no run records it as failed
+        return 1
     try:
         return args.func(args)
     except SystemExit as exc:

@@ -1,5 +1,5 @@
 """How often a run writes a resume point (suite.training.trainer.resume_every_s), and a bad setting
-refused by `posbench run` before anything starts. The resume itself: tests/e2e/test_distributed.py
+refused by every command that trains before anything starts. The resume itself: tests/e2e/test_distributed.py
 (bit for bit) and tests/e2e/test_reliability.py (a real SIGKILL)."""
 
 from __future__ import annotations
@@ -27,4 +27,15 @@ def test_run_refuses_a_bad_interval_before_anything_starts(tiny_grid, project_ro
     assert main(["--root", str(project_root), "run", str(grid), "--quiet"]) == 1
     err = capsys.readouterr().err
     assert f"{RESUME_EVERY_ENV}={value!r}" in err and "'off'" in err and len(err.strip().splitlines()) == 1
+    assert not (project_root / "results").exists()
+
+
+@pytest.mark.parametrize("argv", [["run-one", "manifest.tsv", "0"], ["verify", "0123456789abcdef"],
+                                  ["replicate", "--sample", "1"], ["submit", "encodings/rope.yaml"]])
+def test_every_command_that_trains_refuses_a_bad_interval_first(project_root, monkeypatch, capsys, argv):
+    """A SLURM array task (run-one) would otherwise record each of its runs as failed."""
+    monkeypatch.setenv(RESUME_EVERY_ENV, "10m")
+    assert main(["--root", str(project_root), *argv]) == 1
+    err = capsys.readouterr().err
+    assert f"{RESUME_EVERY_ENV}='10m'" in err and len(err.strip().splitlines()) == 1
     assert not (project_root / "results").exists()
