@@ -11,6 +11,7 @@ with the step it happened at (the runner records both).
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import time
@@ -62,13 +63,13 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
     if resuming and (why := resumable(hpc)) is not None:  # else it fails the same way at every retry
         set_aside(hpc, checkpoint_dir.parent, f"hpc checkpoint of run {run.run_id} cannot be resumed: {why}")
         resuming = False
-    calibration = None
+    calibration = Calibration()
     if run.parent is not None and not resuming:  # a resumed child has its own weights in the hpc checkpoint
         start_from_parent(module, checkpoint_dir / f"{run.parent.run_id}.ckpt")
-        calibration = calibrate(module.model, run)  # LongRoPE's search, on the parent's weights
+        calibration.found = calibrate(module.model, run)  # LongRoPE's search, on the parent's weights
     curve = LearningCurve(run.train.steps, kind_of(run.task).learning_probe(run.task, run.train))
     points = [] if (every := resume_every_s()) is None else [ResumePoints(hpc, every)]
-    settings["callbacks"] = [RandomStates(), boundary, curve, *points, *settings.get("callbacks", [])]
+    settings["callbacks"] = [RandomStates(), boundary, curve, calibration, *points, *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
                            root_dir=hpc, **settings)
     reset_peak_memory()  # this run's peak, whatever the worker ran before
@@ -98,10 +99,25 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "data_wait_s": data.loader.wait_s, "data_wait_share": data.loader.wait_s / wall,
              "world_size": trainer.world_size, "resumed_from_step": boundary.start_step or None,
              "numerics": numerics.measured(), "weights_sha256": weights_sha256(module.model)}
-    if calibration is not None:
-        stats["calibration"] = calibration
+    if calibration.found is not None:
+        stats["calibration"] = calibration.found
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
     return FitResult(module, checkpoint, stats, curve.curve)
+
+
+class Calibration(L.Callback):
+    """A child's calibration (LongRoPE's search: suite.training.calibration) carried in its
+    checkpoints, so a resumed child, which does not search again (the factors it found are among
+    the weights it resumes with), records what its first attempt found."""
+
+    def __init__(self):
+        self.found: dict | None = None
+
+    def state_dict(self) -> dict:
+        return {"found": json.loads(json.dumps(self.found))}  # plain numbers and lists: a weights_only read takes them
+
+    def load_state_dict(self, state: dict) -> None:
+        self.found = state["found"]
 
 
 def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:

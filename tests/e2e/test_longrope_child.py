@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 import yaml
@@ -17,7 +18,9 @@ from suite.specs import Project, load_grid
 from suite.submission.verify import verify
 from suite.training.calibration import calibration_samples
 from suite.training.checkpoints import load_checkpoint
+from suite.training.fit import TrainingFailed, fit
 from tests.conftest import write_yaml
+from tests.e2e.test_distributed import StopAt
 from tests.e2e.test_extension import PARENT, QUICK_EVAL
 
 SEARCH = {"population_size": 8, "iterations": 3, "mutation_numbers": 4, "crossover_size": 4, "parents_size": 4,
@@ -41,6 +44,19 @@ def test_a_longrope_child_searches_on_its_parent_and_fine_tunes_with_what_it_fou
     assert len(factors) == 8 and factors.min() >= 1 and np.all(np.diff(factors) >= 0)
     assert found["search_candidates"] > SEARCH["population_size"]
     assert found["search_loss"] <= found["search_start_loss"]
+
+    # killed at step 3 of its fine-tuning and run again: it resumes with the factors it found
+    # (among its weights) and records the search of its first attempt, which it does not repeat
+    run_path(project, child).unlink()
+    (project.checkpoints / f"{child.run_id}.ckpt").unlink()
+    torch.set_num_threads(1)
+    with pytest.raises(TrainingFailed, match="preempted"):
+        fit(child, project.checkpoints, progress_bar=False, callbacks=[StopAt(3).callback])
+    assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
+    resumed = json.loads(run_path(project, child).read_text())
+    assert resumed["provenance"]["resumed_from_step"] == 3
+    again = resumed["provenance"]["calibration"]
+    assert again.pop("search_s") > 0 and again == {k: v for k, v in found.items() if k != "search_s"}
 
     # the losses it reports are the parent's at those factors, on the samples it drew
     model = load_checkpoint(project_root / json.loads(run_path(project, parent).read_text())["checkpoint"]).model
