@@ -23,16 +23,30 @@ def resume_dir(checkpoint_dir: Path, run: TrainingRun) -> Path:
     return checkpoint_dir.parent / "hpc" / run.run_id
 
 
-def save_atomically(trainer: L.Trainer, checkpoint: Path, partial: Path | None = None) -> None:
+def save_atomically(trainer: L.Trainer, checkpoint: Path, partial: Path | None = None, durable: bool = False) -> None:
     """Written beside (as ``partial``, by default a ``.tmp-`` name) and renamed, so a killed
-    process never leaves half a checkpoint."""
+    process never leaves half a checkpoint. ``durable``: the file's bytes, then its name, on disk
+    before this returns (fsync of the file and of its folder), so a machine that loses power
+    right after still has it whole."""
     tmp = partial or checkpoint.with_name(f".tmp-{os.getpid()}-{checkpoint.name}")
     try:
         trainer.save_checkpoint(tmp)  # collective under DDP: every rank calls it, rank 0 writes
         if trainer.is_global_zero:
+            if durable:
+                _fsync(tmp)
             os.replace(tmp, checkpoint)
+            if durable:
+                _fsync(checkpoint.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def model_for(evaluation_encoding: EncodingSpec, trained: LanguageModel) -> Transformer:
@@ -87,12 +101,13 @@ def hpc_versions(hpc: Path) -> dict[int, Path]:
 def write_resume_point(trainer: L.Trainer, hpc: Path) -> Path:
     """An hpc checkpoint of the training so far, as the next version in ``hpc`` (where Lightning's
     requeue writes its own and ``fit`` resumes from), then the earlier versions removed. Written
-    beside and renamed, so a process killed while writing leaves the previous point whole; the
-    partial file's name has no ``ckpt_`` in it, which Lightning's version scan would count."""
+    beside and renamed, and on disk before the earlier ones go (``durable``), so neither a process
+    killed while writing nor a machine losing power leaves no whole point; the partial file's
+    name has no ``ckpt_`` in it, which Lightning's version scan would count."""
     hpc.mkdir(parents=True, exist_ok=True)
     versions = hpc_versions(hpc)
     point = hpc / f"hpc_ckpt_{max(versions, default=0) + 1}.ckpt"
-    save_atomically(trainer, point, partial=hpc / f".partial-{os.getpid()}")
+    save_atomically(trainer, point, partial=hpc / f".partial-{os.getpid()}", durable=True)
     for older in versions.values():
         older.unlink(missing_ok=True)
     return point
