@@ -120,7 +120,8 @@ def train_run(run: TrainingRun, project: Project, progress_bar: bool = True, **t
                             task=run.task.name, seed=run.seed, status="done", lineage=run.lineage())
     start, cpu_start, module = time.perf_counter(), time.process_time(), None
     try:
-        result = fit(run, project.checkpoints, progress_bar=progress_bar, **trainer_overrides)
+        result = fit(run, project.checkpoints, progress_bar=progress_bar, commit=provenance["git_commit"],
+                     **trainer_overrides)
         module = result.module.eval()
         record = dataclasses.replace(record, checkpoint=_display_path(result.checkpoint, project.root),
                                      learning_curve=result.learning_curve)

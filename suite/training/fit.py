@@ -52,7 +52,11 @@ class FitResult:
     learning_curve: dict  # suite.training.learning_curve.LearningCurve's figures
 
 
-def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **trainer_overrides) -> FitResult:
+def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, commit: str | None = None,
+        **trainer_overrides) -> FitResult:
+    """Train ``run`` and write its checkpoint into ``checkpoint_dir``. ``commit``: the code's git
+    commit, carried in its resume points, so that a resumed run's record names the commit that
+    trained its first steps when it is not the one finishing it (``resumed_from_commit``)."""
     numerics.pin()  # threads and SIMD level, recorded in the stats: verify re-runs with them
     L.seed_everything(run.seed, workers=True, verbose=False)
     module = LanguageModel(run.to_dict())
@@ -69,7 +73,9 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
         calibration.found = calibrate(module.model, run)  # LongRoPE's search, on the parent's weights
     curve = LearningCurve(run.train.steps, kind_of(run.task).learning_probe(run.task, run.train))
     points = [] if (every := resume_every_s()) is None else [ResumePoints(hpc, every)]
-    settings["callbacks"] = [RandomStates(), boundary, curve, calibration, *points, *settings.get("callbacks", [])]
+    written_by = WrittenBy(commit)
+    settings["callbacks"] = [RandomStates(), boundary, curve, calibration, written_by, *points,
+                             *settings.get("callbacks", [])]
     trainer = make_trainer(run.train.steps, gradient_clip_val=run.train.grad_clip, progress_bar=progress_bar,
                            root_dir=hpc, **settings)
     reset_peak_memory()  # this run's peak, whatever the worker ran before
@@ -101,6 +107,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, **tra
              "numerics": numerics.measured(), "weights_sha256": weights_sha256(module.model)}
     if calibration.found is not None:
         stats["calibration"] = calibration.found
+    if boundary.start_step and written_by.resumed_from != commit:
+        stats["resumed_from_commit"] = written_by.resumed_from or "not recorded"
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
     return FitResult(module, checkpoint, stats, curve.curve)
 
@@ -118,6 +126,21 @@ class Calibration(L.Callback):
 
     def load_state_dict(self, state: dict) -> None:
         self.found = state["found"]
+
+
+class WrittenBy(L.Callback):
+    """The commit of the code that wrote a checkpoint, carried in it; ``resumed_from``: the
+    commit of the checkpoint this fit resumed from (None: not resumed, or a checkpoint that
+    does not say)."""
+
+    def __init__(self, commit: str | None):
+        self.commit, self.resumed_from = commit, None
+
+    def state_dict(self) -> dict:
+        return {"git_commit": self.commit}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.resumed_from = state["git_commit"]
 
 
 def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:

@@ -97,12 +97,14 @@ def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tiny_grid, 
     if written_by == "resume-point":
         monkeypatch.setenv(RESUME_EVERY_ENV, "1e-9")
     with pytest.raises(TrainingFailed, match="preempted"):
-        fit(run, checkpoints, progress_bar=False, callbacks=[StopAt(13, requeue=written_by == "requeue").callback])
+        fit(run, checkpoints, progress_bar=False, commit="older",
+            callbacks=[StopAt(13, requeue=written_by == "requeue").callback])
     left = [p.name for p in resume_dir(checkpoints, run).iterdir()]
     assert len(left) == 1 and left[0].startswith("hpc_ckpt_"), left  # the earlier points removed, no partial file
     monkeypatch.delenv(RESUME_EVERY_ENV, raising=False)
-    resumed = fit(run, checkpoints, progress_bar=False)
+    resumed = fit(run, checkpoints, progress_bar=False, commit="newer")
     assert resumed.stats["resumed_from_step"] == 13
+    assert resumed.stats["resumed_from_commit"] == "older" and "resumed_from_commit" not in reference.stats
     assert not resume_dir(checkpoints, run).exists()  # finished: the hpc checkpoint is gone
     assert resumed.stats["final_train_loss"] == reference.stats["final_train_loss"]  # exactly: CPU is deterministic
     # the learning curve's points before the stop travel in the hpc checkpoint
