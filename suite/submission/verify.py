@@ -182,18 +182,24 @@ def _verify(path: Path, record, project: Project, evaluations: bool, log) -> Ver
             out.compare("final_train_loss", record.provenance.final_train_loss, result.stats["final_train_loss"],
                         tolerance, f"{record.task} final_train_loss")
         if here == "cpu" and same_class:
-            _verify_weights(record.provenance.weights_sha256, result.stats.get("weights_sha256"), out)
+            _verify_weights(record.provenance.weights_sha256, result.stats.get("weights_sha256"),
+                            record.provenance.world_size or 1, out)
         _verify_calibration(record.provenance.calibration, result.stats.get("calibration"), tolerance, out)
         if evaluations:
             _verify_evaluations(run, result.module.eval(), project, scratch, tolerance, out, log)
     return out
 
 
-def _verify_weights(recorded: str | None, rerun: str | None, out: Verification) -> None:
+def _verify_weights(recorded: str | None, rerun: str | None, world_size: int, out: Verification) -> None:
     """On the CPU class the record names, the weights trained again are the recorded ones bit for
     bit: their sha256 (suite.training.checkpoints.weights_sha256) is compared, beside the figures
-    (elsewhere they differ in general, and a record from before digests has none)."""
+    (elsewhere they differ in general, and a record from before digests has none). Not for a run
+    trained by several processes: verify re-trains it in one, whose gradient sums are added in
+    another order (tests/e2e/test_distributed.py holds the two within 1e-5)."""
     if recorded is None or rerun is None:
+        return
+    if world_size > 1:
+        out.lines.append(f"weights sha256 not compared: trained by {world_size} processes, re-trained by one")
         return
     if recorded == rerun:
         out.lines.append(f"identical: weights sha256 {recorded[:16]}")

@@ -127,6 +127,7 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
     evals = sorted((root / "results" / "evals").glob("*.json"))
     assert len(evals) == 2  # verify wrote nothing into the project
 
+    original = record.read_text(), evals[0].read_text()
     data = json.loads(record.read_text())
     data["provenance"]["final_train_loss"] += 1e-4
     data["provenance"]["weights_sha256"] = "0" * 64
@@ -139,6 +140,15 @@ def test_verify_matches_a_run_and_catches_a_tampered_record(trained, capsys):
     assert "MISMATCH: final_train_loss" in out and out.count("MISMATCH: extrapolation") == 1
     assert "MISMATCH: weights sha256: recorded 0000000000000000" in out
     assert "MISMATCH: 1 of 3 figure(s) match, 1 bit for bit; 3 problem(s)" in out
+
+    # a run trained by two processes (DDP) is re-trained in one: its figures are compared, its bits are not
+    record.write_text(original[0])
+    evals[0].write_text(original[1])
+    ddp = json.loads(original[0])
+    ddp["provenance"]["world_size"], ddp["provenance"]["weights_sha256"] = 2, "0" * 64
+    record.write_text(json.dumps(ddp))
+    assert main(["--root", str(root), "verify", str(record), "--no-evals"]) == 0
+    assert "weights sha256 not compared: trained by 2 processes, re-trained by one" in capsys.readouterr().out
 
     data["run"]["seed"] = 1  # a record whose run was edited no longer hashes to its id
     record.write_text(json.dumps(data))
