@@ -247,7 +247,8 @@ def smoke_run(spec: EncodingSpec) -> Smoke:
     try:
         run = TrainingRun(spec, SMOKE_SIZE, SMOKE_TASK, 0, SMOKE_RECIPE, kind_of(SMOKE_TASK).fingerprint(SMOKE_TASK))
         with tempfile.TemporaryDirectory(prefix="posbench-smoke-") as tmp:
-            result = fit(run, Path(tmp), progress_bar=False)
+            # checkpoints/ inside: the run's resume points go beside it (../hpc/), inside the temporary folder too
+            result = fit(run, Path(tmp) / "checkpoints", progress_bar=False)
         model = result.module.model.eval()
         held_out = "".join(e.text for e in generate("copy", 64, SMOKE_RECIPE.seq_len + 1, seed=12345))
         tokens = torch.tensor(list(held_out.encode()), dtype=torch.uint8)

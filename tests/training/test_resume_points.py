@@ -39,3 +39,20 @@ def test_every_command_that_trains_refuses_a_bad_interval_first(project_root, mo
     err = capsys.readouterr().err
     assert f"{RESUME_EVERY_ENV}='10m'" in err and len(err.strip().splitlines()) == 1
     assert not (project_root / "results").exists()
+
+
+def test_a_smoke_runs_resume_points_stay_in_its_temporary_folder(tmp_path, monkeypatch):
+    """`posbench validate`'s smoke run trains in a temporary folder: its resume points (here one at
+    every step) go inside it and leave with it, never where a later smoke run of the same spec
+    would resume from them."""
+    import tempfile
+
+    from suite.specs.encoding import load_encoding
+    from suite.submission.contract import smoke_run
+    from tests.conftest import REPO
+
+    monkeypatch.setenv(RESUME_EVERY_ENV, "1e-9")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    smoke = smoke_run(load_encoding(REPO / "encodings" / "rope.yaml"))
+    assert smoke.final_loss > 0
+    assert not list(tmp_path.iterdir())
