@@ -112,6 +112,7 @@ def _share_trained(record, run) -> float:
     """The share of a run's steps its record's CPU time covers: a run resumed from a resume point
     (suite.training.trainer.ResumePoints) records the time of its last attempt alone."""
     resumed = (record.provenance.resumed_from_step or 0) if record is not None else 0
+    resumed = min(max(resumed, 0), run.train.steps)  # a snapshot's record is a stranger's: no share outside [0, 1]
     return (run.train.steps - resumed) / run.train.steps if run.train.steps else 1.0
 
 
