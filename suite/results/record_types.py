@@ -64,8 +64,9 @@ class TrainingProvenance(Provenance):
     data_wait_share: float | None = None
     world_size: int | None = None
     resumed_from_step: int | None = None
-    # the git commit of the code that trained the steps before resumed_from_step, where it is not
-    # git_commit's ("not recorded": a resume point from before checkpoints named it)
+    # the git commits of the code that trained the steps before resumed_from_step, where they are
+    # not git_commit, comma-separated in the order they trained ("not recorded": a checkpoint from
+    # before checkpoints named it)
     resumed_from_commit: str | None = None
     # the trained weights' sha256 (suite.training.checkpoints.weights_sha256): a run trained again
     # keeps its earlier evaluations only when this matches; None in records from before it

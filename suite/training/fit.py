@@ -55,8 +55,8 @@ class FitResult:
 def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, commit: str | None = None,
         **trainer_overrides) -> FitResult:
     """Train ``run`` and write its checkpoint into ``checkpoint_dir``. ``commit``: the code's git
-    commit, carried in its resume points, so that a resumed run's record names the commit that
-    trained its first steps when it is not the one finishing it (``resumed_from_commit``)."""
+    commit, carried in its resume points, so that a resumed run's record names the commits that
+    trained its earlier steps where they are not the one finishing it (``resumed_from_commit``)."""
     numerics.pin()  # threads and SIMD level, recorded in the stats: verify re-runs with them
     L.seed_everything(run.seed, workers=True, verbose=False)
     module = LanguageModel(run.to_dict())
@@ -107,8 +107,8 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, commi
              "numerics": numerics.measured(), "weights_sha256": weights_sha256(module.model)}
     if calibration.found is not None:
         stats["calibration"] = calibration.found
-    if boundary.start_step and written_by.resumed_from != commit:
-        stats["resumed_from_commit"] = written_by.resumed_from or "not recorded"
+    if boundary.start_step and written_by.earlier:
+        stats["resumed_from_commit"] = ", ".join(written_by.earlier)
     module.trainer = None  # the optimizer's state goes with the trainer: what follows needs the weights alone
     return FitResult(module, checkpoint, stats, curve.curve)
 
@@ -129,18 +129,27 @@ class Calibration(L.Callback):
 
 
 class WrittenBy(L.Callback):
-    """The commit of the code that wrote a checkpoint, carried in it; ``resumed_from``: the
-    commit of the checkpoint this fit resumed from (None: not resumed, or a checkpoint that
-    does not say)."""
+    """The commits of the code that trained a run so far, carried in its checkpoints:
+    :attr:`earlier` lists those of the steps before this fit's, other than this fit's own
+    (``"not recorded"`` for a checkpoint from before checkpoints said), in the order they
+    trained, through any number of resumes."""
 
     def __init__(self, commit: str | None):
-        self.commit, self.resumed_from = commit, None
+        self.commit, self.trained_by, self.loaded = commit, [], False
+
+    @property
+    def earlier(self) -> list[str]:
+        return [c for c in dict.fromkeys(self.trained_by) if c != self.commit]
 
     def state_dict(self) -> dict:
-        return {"git_commit": self.commit}
+        return {"trained_by": [*dict.fromkeys(self.trained_by), self.commit]}
 
     def load_state_dict(self, state: dict) -> None:
-        self.resumed_from = state["git_commit"]
+        self.trained_by, self.loaded = list(state["trained_by"]), True
+
+    def on_train_start(self, trainer, pl_module):
+        if trainer.global_step and not self.loaded:  # resumed from a checkpoint that does not say
+            self.trained_by = ["not recorded"]
 
 
 def start_from_parent(module: LanguageModel, parent_checkpoint: Path) -> None:

@@ -42,6 +42,23 @@ def single_process(run, folder: Path):
     return fit(run, folder / "checkpoints", progress_bar=False)
 
 
+def test_a_run_resumed_twice_names_every_earlier_commit_that_trained_it(tiny_grid, project_root, tmp_path,
+                                                                        monkeypatch):
+    """Killed under commit A, then under B, finished under B: its record names A (the steps B
+    trained are git_commit's); finished under C instead, it names A and B in their order."""
+    _, plan = one_run_plan(tiny_grid, project_root, steps=20)
+    run = plan.runs[0]
+    for finish, expected in (("B", "A"), ("C", "A, B")):
+        checkpoints = tmp_path / finish / "checkpoints"
+        monkeypatch.setenv(RESUME_EVERY_ENV, "1e-9")
+        for commit, step in (("A", 5), ("B", 10)):
+            with pytest.raises(TrainingFailed, match="preempted"):
+                fit(run, checkpoints, progress_bar=False, commit=commit, callbacks=[StopAt(step, requeue=False).callback])
+        monkeypatch.delenv(RESUME_EVERY_ENV)
+        resumed = fit(run, checkpoints, progress_bar=False, commit=finish)
+        assert (resumed.stats["resumed_from_step"], resumed.stats["resumed_from_commit"]) == (10, expected)
+
+
 def test_ddp_over_two_cpu_processes_matches_one_process(tiny_grid, project_root, tmp_path):
     grid, plan = one_run_plan(tiny_grid, project_root, steps=20)
     manifest = write_manifest(manifest_of(plan, Project(project_root), str(grid), False), tmp_path / "manifest.json")
