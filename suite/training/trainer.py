@@ -168,7 +168,10 @@ class RandomStates(L.Callback):
         version, internal, python_gauss = random.getstate()
         return {"modules": {name: g.get_state() for name, g in module_generators(self.module).items()},
                 "torch": torch.get_rng_state(),
-                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+                # this process's device alone: each rank of a distributed run restores it on its own
+                # device (the ranks' generators are seeded alike and draw alike), and a resume with
+                # fewer devices visible has no other device's state to fail on
+                "cuda": torch.cuda.get_rng_state() if torch.cuda.is_available() else None,
                 "numpy": {"keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
                           "has_gauss": int(has_gauss), "gauss": float(gauss)},
                 "python": {"version": version, "state": list(internal), "gauss": python_gauss}}
@@ -187,8 +190,8 @@ class RandomStates(L.Callback):
     @staticmethod
     def set_states(state: dict) -> None:
         torch.set_rng_state(state["torch"])
-        if state["cuda"] and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["cuda"])
+        if state["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state(state["cuda"])
         numpy_state = state["numpy"]
         np.random.set_state(("MT19937", numpy_state["keys"].numpy().astype(np.uint32), numpy_state["pos"],
                              numpy_state["has_gauss"], numpy_state["gauss"]))
