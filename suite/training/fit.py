@@ -91,7 +91,7 @@ def fit(run: TrainingRun, checkpoint_dir: Path, progress_bar: bool = True, commi
     wall = time.perf_counter() - start
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = checkpoint_dir / f"{run.run_id}.ckpt"
-    save_atomically(trainer, checkpoint)
+    save_atomically(trainer, checkpoint, durable=True)  # on disk before its resume point goes
     if trainer.is_global_zero:
         shutil.rmtree(hpc, ignore_errors=True)  # finished: nothing left to resume
     tokens = (run.train.steps - (boundary.start_step or 0)) * run.train.batch_size * run.train.seq_len
