@@ -70,7 +70,8 @@ def cmd_publish(args) -> int:
     for grid in args.grids:
         loaded, plan = load_plan(Path(grid), project, tuned=sweep_chooser(project))  # a tuned grid's chosen runs too
         if args.whole_sizes:
-            plan, left = plan.at_whole_sizes([s.name for s in loaded.sizes], lambda kind, piece: _recorded(project, kind, piece))
+            plan, left = plan.at_whole_sizes([s.name for s in loaded.sizes], lambda piece: _recorded(project, piece),
+                                             lambda run: _failed(project, run))
             if left:
                 left_out[loaded.spec.name] = list(left)
                 for size, n in left.items():
@@ -84,9 +85,20 @@ def cmd_publish(args) -> int:
     return 0
 
 
-def _recorded(project, kind: str, piece: str) -> bool:
+def _recorded(project, piece) -> bool:
     """Whether ``project`` holds the record of a planned piece (the path its id gives, as publish reads it)."""
-    return ((project.runs if kind == "run" else project.evals) / f"{piece}.json").is_file()
+    from suite.execution.runner import eval_path, run_path
+    from suite.plan.grid import TrainingRun
+
+    return (run_path(project, piece) if isinstance(piece, TrainingRun) else eval_path(project, piece)).is_file()
+
+
+def _failed(project, run) -> bool:
+    """Whether ``run``'s record in ``project`` says its training failed."""
+    from suite.execution.runner import run_path
+    from suite.results.records import status_of
+
+    return status_of(run_path(project, run), "training_run") == "failed"
 
 
 def cmd_leaderboard(args) -> int:

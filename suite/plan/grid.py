@@ -221,19 +221,21 @@ class Plan:
                     pending=tuple(g for g in self.pending if g.split("/")[1] in keep),
                     untunable=tuple(g for g in self.untunable if g.split("/")[1] in keep))
 
-    def missing_at(self, size: str, recorded) -> int:
-        """How many pieces at ``size`` have no record (``recorded(kind, piece_id)``, kind "run" or
-        "evaluation"), a pending sweep counting as one (its chosen runs are not planned yet)."""
+    def missing_at(self, size: str, recorded, failed=lambda run: False) -> int:
+        """How many pieces at ``size`` have no record (``recorded(piece)``: a TrainingRun or an
+        Evaluation), a pending sweep counting as one (its chosen runs are not planned yet). The
+        evaluations of a run whose training failed (``failed(run)``) are not missing: the runner
+        never evaluates a failed run, and its failure is the result."""
         part = self.of_sizes([size])
-        return (sum(not recorded("run", r.run_id) for r in part.runs)
-                + sum(not recorded("evaluation", e.eval_id) for e in part.evaluations) + len(part.pending))
+        return (sum(not recorded(r) for r in part.runs) + len(part.pending)
+                + sum(not recorded(e) and not failed(e.run) for e in part.evaluations))
 
-    def at_whole_sizes(self, sizes, recorded) -> tuple["Plan", dict[str, int]]:
+    def at_whole_sizes(self, sizes, recorded, failed=lambda run: False) -> tuple["Plan", dict[str, int]]:
         """The part of the plan at those of ``sizes`` (the grid's, in its order) whose every piece
         is recorded (:meth:`missing_at` is 0), and each size left out with its missing pieces. A
         size ladder is published rung by rung (``posbench publish --whole-sizes``): a rung half run
         would put rows of one seed beside rows of three on its boards."""
-        left = {size: n for size in sizes if (n := self.missing_at(size, recorded))}
+        left = {size: n for size in sizes if (n := self.missing_at(size, recorded, failed))}
         if not left:
             return self, {}
         keep = set(sizes) - set(left)

@@ -105,15 +105,20 @@ def test_a_rung_is_published_whole_or_left_out_a_missing_piece_or_a_pending_swee
     grid = lm_ladder("ladder-lm")
     sizes = [s.name for s in grid.sizes]
     waiting = expand(grid)  # nothing trained: every size's sweeps pending, their chosen runs unplanned
-    kept, left = waiting.at_whole_sizes(sizes, lambda kind, piece: True)
+    kept, left = waiting.at_whole_sizes(sizes, lambda piece: True)
     assert list(left) == sizes and not kept.runs and not kept.evaluations and not kept.pending
     assert left["tiny"] == len(waiting.of_sizes(["tiny"]).pending) > 0
     rates = grid.spec.tuning.lr
     plan = expand(grid, tuned=lambda sweep: rates[1])  # every sweep chosen: the whole grid
-    assert plan.at_whole_sizes(sizes, lambda kind, piece: True) == (plan, {})
-    gap = plan.of_sizes(["small"]).evaluations[0].eval_id
-    kept, left = plan.at_whole_sizes(sizes, lambda kind, piece: piece != gap)
+    assert plan.at_whole_sizes(sizes, lambda piece: True) == (plan, {})
+    gap = plan.of_sizes(["small"]).evaluations[0]
+    kept, left = plan.at_whole_sizes(sizes, lambda piece: piece != gap)
     assert left == {"small": 1}
+    # a run whose training failed is recorded so, and is never evaluated: its rung is whole without them
+    failed = gap.run
+    unevaluated = lambda piece: getattr(piece, "run", None) != failed  # noqa: E731
+    assert plan.at_whole_sizes(sizes, unevaluated)[1] == {"small": len(plan.evaluations_of(failed))}
+    assert plan.at_whole_sizes(sizes, unevaluated, failed=lambda run: run == failed) == (plan, {})
     assert {r.size.name for r in kept.runs} == {e.run.size.name for e in kept.evaluations} == {"tiny", "medium"}
     assert len(kept.runs) == len(plan.runs) - len(plan.of_sizes(["small"]).runs) > 0
 
