@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--import", dest="import_code", action="store_true",
                    help="import external implementations (module:Class, file.py:Class) and check them; for an "
                         "encoding file also run the plugin contract and a CPU smoke run")
-    p.set_defaults(func=cmd_validate)
+    p.set_defaults(func=cmd_validate, trains=True)  # its smoke run of an imported encoding trains
 
     p = sub.add_parser("new-encoding", help="write a spec, an implementation skeleton and a test for a new encoding")
     p.add_argument("name", metavar="NAME", help="the encoding's name (lower case, digits, '-' and '_')")

@@ -31,6 +31,7 @@ def test_run_refuses_a_bad_interval_before_anything_starts(tiny_grid, project_ro
 
 
 @pytest.mark.parametrize("argv", [["run-one", "manifest.tsv", "0"], ["verify", "0123456789abcdef"],
+                                  ["validate", "encodings/rope.yaml"],
                                   ["replicate", "--sample", "1"], ["submit", "encodings/rope.yaml"]])
 def test_every_command_that_trains_refuses_a_bad_interval_first(project_root, monkeypatch, capsys, argv):
     """A SLURM array task (run-one) would otherwise record each of its runs as failed."""
