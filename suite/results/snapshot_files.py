@@ -155,7 +155,8 @@ class SnapshotInfo(pydantic.BaseModel):
     pieces_missing: int = 0
     # grid -> its sizes left out until every piece of them is recorded (posbench publish --whole-sizes)
     sizes_left_out: dict[Annotated[str, StringConstraints(max_length=100)],
-                         Annotated[list[Annotated[str, StringConstraints(max_length=100)]], Field(max_length=100)]] = \
+                         Annotated[list[Annotated[str, StringConstraints(max_length=100)]],
+                                   Field(min_length=1, max_length=100)]] = \
         Field({}, max_length=1_000)
     bench: list[Annotated[str, StringConstraints(max_length=100)]] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
 

@@ -49,9 +49,13 @@ def test_a_longrope_child_searches_on_its_parent_and_fine_tunes_with_what_it_fou
     # (among its weights) and records the search of its first attempt, which it does not repeat
     run_path(project, child).unlink()
     (project.checkpoints / f"{child.run_id}.ckpt").unlink()
-    torch.set_num_threads(1)
-    with pytest.raises(TrainingFailed, match="preempted"):
-        fit(child, project.checkpoints, progress_bar=False, callbacks=[StopAt(3).callback])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the grid's worker trains: one thread
+    try:
+        with pytest.raises(TrainingFailed, match="preempted"):
+            fit(child, project.checkpoints, progress_bar=False, callbacks=[StopAt(3).callback])
+    finally:
+        torch.set_num_threads(threads)
     assert main(["--root", str(project_root), "run", str(grid), "--quiet", "--no-site"]) == 0
     resumed = json.loads(run_path(project, child).read_text())
     assert resumed["provenance"]["resumed_from_step"] == 3
