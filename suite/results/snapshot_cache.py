@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.core.boundary.atomic import write_atomic
+from suite.core.boundary.atomic import stale_aside, write_atomic
 
 STAGE = Path(__file__).parent  # suite/results: the code whose output the cached file is
 CHUNK = 1 << 20
@@ -69,12 +69,17 @@ def published_database(folder: Path, cache: Path) -> Cached:
         raise
     if report.problems:  # reported by the caller on every call: nothing kept to hide them
         return Cached(staging, report.runs, report.evaluations, report.problems)
-    if cache.exists():  # an older snapshot's file: only the latest is kept
-        shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
     part = cache / f".tmp-{os.getpid()}-{key}.duckdb"
     shutil.move(staging, part)  # across file systems; then renamed in one step
     shutil.rmtree(scratch, ignore_errors=True)
     os.replace(part, database)  # the counts last: a database without them is rebuilt
     write_atomic(counts, json.dumps({"runs": report.runs, "evaluations": report.evaluations}))
+    # only the latest key is kept: an older snapshot's files go, and what a killed build left; not
+    # the folder (another render of this snapshot may be reading this key's file, or writing its
+    # own part: two renders at once, tests/e2e/test_site_concurrency.py)
+    for old in cache.glob("*"):
+        if old.is_file() and not old.name.startswith((key, ".tmp-")):
+            old.unlink(missing_ok=True)
+    stale_aside(cache, ".tmp-")
     return Cached(database, report.runs, report.evaluations, [])
