@@ -168,9 +168,9 @@ def first_for_certain(board: Board) -> str | None:
     return None
 
 
-def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
+def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTSTRAP) -> list[Question]:
     """The questions asked at two sizes or more, from ranked per-scale boards (lm and task kinds),
-    their sizes in ``size_order`` (smallest first)."""
+    their sizes in ``size_order`` (smallest first); ``resamples``: each agreement's bootstrap."""
     grouped: dict[tuple, dict[str, dict[int | None, Board]]] = defaultdict(lambda: defaultdict(dict))
     for board in boards:
         scale = QUESTION_SCALE.get(board.kind)
@@ -197,7 +197,7 @@ def questions(boards: list[Board], size_order: list[str]) -> list[Question]:
         lower = bool(base_board.lower_is_better)
         base = per_seed(base_board, column)
         others = [(label, board) for label, board in q.columns if board is not base_board]
-        q.agreements = [agreement(base, per_seed(board, column), label, lower) for label, board in others]
+        q.agreements = [agreement(base, per_seed(board, column), label, lower, resamples) for label, board in others]
         q.leader = first_for_certain(base_board)
         every = "every size and budget" if budgets else "every size"
         if q.leader is None:

@@ -14,6 +14,7 @@ from suite.report.figures import Recipe
 from suite.report.scale_view import agreement, questions
 
 ENCODINGS = ["a", "b", "c", "d", "e", "f"]
+FAST = 200  # bootstrap resamples where a test reads a label or a degenerate interval, not percentiles
 
 
 def boards(truth: dict[str, dict[str, float]], sd: float, seeds: int, rng) -> list:
@@ -27,7 +28,7 @@ def test_a_ranking_that_holds_has_tau_1_and_its_leader_holds_at_every_size():
     rng = np.random.default_rng(1)
     means = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}  # a clear order, 0.5 bits apart
     (q,) = questions(boards({"tiny": means, "small": means, "medium": means}, sd=0.05, seeds=5, rng=rng),
-                     ["tiny", "small", "medium"])
+                     ["tiny", "small", "medium"], FAST)
     assert q.sizes == ["tiny", "small", "medium"] and q.column == "s16"
     assert [a.size for a in q.agreements] == ["small", "medium"]
     for a in q.agreements:
@@ -40,7 +41,7 @@ def test_a_ranking_that_reverses_at_the_larger_size_is_labelled_where_it_changes
     tiny = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
     reversed_ = {e: 2.5 + 0.5 * (len(ENCODINGS) - 1 - i) for i, e in enumerate(ENCODINGS)}
     (q,) = questions(boards({"tiny": tiny, "small": tiny, "medium": reversed_}, sd=0.05, seeds=5, rng=rng),
-                     ["tiny", "small", "medium"])
+                     ["tiny", "small", "medium"], FAST)
     small, medium = q.agreements
     assert small.tau == pytest.approx(1.0) and medium.tau == pytest.approx(-1.0) and medium.hi == pytest.approx(-1.0)
     assert q.finding == "changes at size medium"
@@ -49,7 +50,7 @@ def test_a_ranking_that_reverses_at_the_larger_size_is_labelled_where_it_changes
 def test_no_row_first_for_certain_is_no_finding():
     rng = np.random.default_rng(3)
     means = {e: 3.0 for e in ENCODINGS}  # all the same: nobody is first for certain
-    (q,) = questions(boards({"tiny": means, "small": means}, sd=0.3, seeds=3, rng=rng), ["tiny", "small"])
+    (q,) = questions(boards({"tiny": means, "small": means}, sd=0.3, seeds=3, rng=rng), ["tiny", "small"], FAST)
     assert q.leader is None and q.finding.startswith("no finding")
 
 
@@ -82,7 +83,7 @@ def test_the_scale_page_states_each_questions_agreement_and_finding():
     rng = np.random.default_rng(5)
     tiny = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
     flipped = {**tiny, "a": tiny["b"] + 0.5}  # a falls behind b at the larger size
-    qs = questions(boards({"tiny": tiny, "small": flipped}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    qs = questions(boards({"tiny": tiny, "small": flipped}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     env = environment()
     html = env.get_template("scale.html").render(root="", page="scale", n_runs=0, head=None, method="",
                                                  snapshot=None, questions=qs)
@@ -154,13 +155,13 @@ def test_every_budget_of_a_rung_is_a_column_and_the_finding_reads_them_all():
     order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
     other = {**order, "a": order["f"] + 0.5}  # the leader falls to last
     truth = {("tiny", 600): order, ("tiny", 3175): order, ("small", 1604): order, ("small", 3175): other}
-    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert [label for label, _ in q.columns] == ["tiny, 600 steps", "tiny, 3,175 steps", "small, 1,604 steps",
                                                  "small, 3,175 steps"]
     assert [a.size for a in q.agreements] == ["tiny, 3,175 steps", "small, 1,604 steps", "small, 3,175 steps"]
     assert q.leader == "a" and q.finding == "changes at size small, 3,175 steps"
     same = {k: order for k in truth}
-    (q,) = questions(budget_boards(same, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (q,) = questions(budget_boards(same, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.finding == "holds at every size and budget"
 
 
@@ -175,14 +176,14 @@ def test_a_budget_trained_at_every_size_has_a_finding_of_its_own():
     flat = {e: 3.0 for e in ENCODINGS}
     other = {**order, "a": order["f"] + 0.5}  # the leader falls to last, "b" leads
     truth = {("tiny", 600): flat, ("tiny", 3175): order, ("small", 1604): flat, ("small", 3175): order}
-    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.by_budget == [BudgetFinding(3175, ["tiny", "small"], "a", "a holds at every size")]
-    (q,) = questions(budget_boards({**truth, ("small", 3175): other}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (q,) = questions(budget_boards({**truth, ("small", 3175): other}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.by_budget == [BudgetFinding(3175, ["tiny", "small"], "a", "a changes at size small")]
-    (q,) = questions(budget_boards({**truth, ("tiny", 3175): flat}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (q,) = questions(budget_boards({**truth, ("tiny", 3175): flat}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.by_budget == [BudgetFinding(3175, ["tiny", "small"], None,
                                          "no finding: no row is first for certain at size tiny")]
-    (q,) = questions(boards({"tiny": order, "small": order}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"])
+    (q,) = questions(boards({"tiny": order, "small": order}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.by_budget == []  # one budget a size: the question's own finding is the budget's
 
 
@@ -193,7 +194,7 @@ def test_a_larger_size_where_no_row_is_first_for_certain_is_not_decided_there():
     order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
     flat = {e: 3.0 for e in ENCODINGS}
     (q,) = questions(boards({"tiny": order, "small": order, "medium": flat}, sd=0.05, seeds=5, rng=rng),
-                     ["tiny", "small", "medium"])
+                     ["tiny", "small", "medium"], FAST)
     medium = q.boards["medium"]
     best = min((e.cells["s16"].value, e.encoding) for e in medium.entries)[1]
     assert q.leader == "a" and q.finding == ("not decided at size medium: no row is first for certain there "
@@ -207,6 +208,6 @@ def test_a_size_trained_on_a_gpu_is_labelled_so():
     for board in built:
         if board.size == "base":
             board.gpus = ["cuda:NVIDIA H200 (bf16-mixed)"]
-    (q,) = questions(built, ["tiny", "base"])
+    (q,) = questions(built, ["tiny", "base"], FAST)
     assert [label for label, _ in q.columns] == ["tiny", "base, on a GPU"]
     assert q.finding == "holds at every size"
