@@ -67,8 +67,7 @@ def publish(project, plans: dict[str, object], out: Path, sizes_left_out: dict[s
     into ``out``: done and failed records alike (a failure is a result). Pieces without a record
     are left out and counted in SNAPSHOT.json, so a partial snapshot says that it is one;
     ``sizes_left_out`` (grid -> sizes its plan here leaves out: ``publish --whole-sizes``) is
-    written there too. The
-    records leave without the machine's absolute paths (suite.results.snapshot_files.public_json).
+    written there too. The records leave without the machine's absolute paths (suite.results.snapshot_files.public_json).
     Every bench record in ``results/bench/`` goes too (``bench.jsonl.gz``, its ids listed in
     SNAPSHOT.json), each checked first (suite.results.bench_records): a grid does not plan them,
     so what the results folder holds is what the site's cost board shows."""

@@ -5,8 +5,8 @@ has trained first (suite.execution.runner); its optimizer and schedule start afr
 the methods' fine-tuning does. A run with an hpc checkpoint (Lightning's requeue under SLURM,
 or the resume point written every 10 minutes of training: suite.training.trainer) resumes from
 it (``ckpt_path="hpc"``), skips the batches already consumed and draws from the random
-generators' states of that step, so it ends with the weights and loss of an uninterrupted run. A failure is :class:`TrainingFailed`
-with the step it happened at (the runner records both).
+generators' states of that step, so it ends with the weights and loss of an uninterrupted run.
+A failure is :class:`TrainingFailed` with the step it happened at (the runner records both).
 """
 
 from __future__ import annotations

@@ -143,9 +143,9 @@ class RandomStates(L.Callback):
     """The global random generators' states (torch's, CUDA's, numpy's, Python's), and those of
     the generators the model's modules hold (randomized positions' evaluation generator, which
     the learning curve's probes draw from), in every checkpoint a fit writes, restored when the
-    fit resumes from one. Lightning's checkpoint
-    holds the weights, optimizer, schedule and loop position but not these, and ``fit`` seeds
-    every attempt from the run's seed, so without them a run that draws while it trains
+    fit resumes from one. Lightning's checkpoint holds the weights, optimizer, schedule and loop
+    position but not these, and ``fit`` seeds every attempt from the run's seed, so without them
+    a run that draws while it trains
     (randomized positions, Ruoss et al. 2023; PoSE's skips, Zhu et al. 2024; dropout) would
     draw at step N after a resume what it drew at step 0. The states are saved as tensors,
     numbers and lists, which a checkpoint read with ``weights_only`` may hold.
