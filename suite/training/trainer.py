@@ -145,9 +145,8 @@ class RandomStates(L.Callback):
     the learning curve's probes draw from), in every checkpoint a fit writes, restored when the
     fit resumes from one. Lightning's checkpoint holds the weights, optimizer, schedule and loop
     position but not these, and ``fit`` seeds every attempt from the run's seed, so without them
-    a run that draws while it trains
-    (randomized positions, Ruoss et al. 2023; PoSE's skips, Zhu et al. 2024; dropout) would
-    draw at step N after a resume what it drew at step 0. The states are saved as tensors,
+    a run that draws while it trains (randomized positions, Ruoss et al. 2023; PoSE's skips, Zhu
+    et al. 2024; dropout) would draw at step N after a resume what it drew at step 0. The states are saved as tensors,
     numbers and lists, which a checkpoint read with ``weights_only`` may hold.
 
     Both checkpoints are written at the start of a training step (:class:`StepBoundarySignal`,
@@ -182,13 +181,13 @@ class RandomStates(L.Callback):
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
         if self.restore is not None:
             state, self.restore = self.restore, None
-            self.set_states(state)
-            for name, generator in module_generators(pl_module).items():
-                if name in state["modules"]:
-                    generator.set_state(state["modules"][name])
+            self.set_states(state, pl_module)
 
     @staticmethod
-    def set_states(state: dict) -> None:
+    def set_states(state: dict, module: torch.nn.Module) -> None:
+        for name, generator in module_generators(module).items():
+            if name in state["modules"]:
+                generator.set_state(state["modules"][name])
         torch.set_rng_state(state["torch"])
         if state["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state(state["cuda"])
