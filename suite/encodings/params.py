@@ -10,6 +10,7 @@ becomes a float NaN on the way in).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import pydantic
@@ -30,6 +31,15 @@ def _alone(problems: list[tuple[tuple, str]]) -> str:
     return "; ".join(f"{'.'.join(map(str, path))}: {msg}" if path else msg for path, msg in problems)
 
 
+@functools.lru_cache(maxsize=1024)
+def _adapter(params_cls) -> pydantic.TypeAdapter:
+    """The validator of ``params_cls``, built once per class: building one costs about a
+    millisecond (pydantic generates its schema), and planning the published grids checks the
+    same few dozen classes some ten thousand times (each wrapped encoding's inner parameters
+    at every id it is part of)."""
+    return pydantic.TypeAdapter(params_cls)
+
+
 def validate_params(params_cls, params: dict):
     """The ``params_cls`` instance ``params`` describes; :class:`ParamsError` lists what is wrong."""
     names = [f.name for f in dataclasses.fields(params_cls)]
@@ -39,7 +49,7 @@ def validate_params(params_cls, params: dict):
         raise ParamsError([((k,), "unknown parameter" + did_you_mean(k, names) + valid) for k in unknown],
                           "; ".join(f"unknown parameter '{k}'{did_you_mean(k, names)}" for k in unknown) + valid)
     try:
-        resolved = pydantic.TypeAdapter(params_cls).validate_python(dict(params), strict=False)
+        resolved = _adapter(params_cls).validate_python(dict(params), strict=False)
     except pydantic.ValidationError as exc:
         problems = [(tuple(e["loc"]), "required key is missing" if e["type"] == "missing" else e["msg"])
                     for e in exc.errors()]
