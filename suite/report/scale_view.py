@@ -9,18 +9,35 @@ module gives:
   rows' means (Kendall 1938, "A new measure of rank correlation", Biometrika 30:81-93; the b
   variant for ties, scipy.stats.kendalltau), with a **bootstrap 95% interval** (Efron and
   Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run,
-  so each resample draws each row's seeds with replacement at each size, independently (the
-  sizes' runs are different runs), recomputes the means and tau. A degenerate interval
-  (lo == hi: every resample gave the same tau) is not shown as an interval: resampling 3
-  seeds cannot move well-separated means past each other, so [1.00, 1.00] says the seeds
-  were too few to show any spread, not that tau is known exactly. It reads "too few seeds";
-  so does any interval from under :data:`INTERVAL_SEEDS` seeds a row (the percentile
-  bootstrap's coverage falls well short of 95% there, Efron and Tibshirani ch. 13);
+  so each resample draws seeds with replacement at each size, the sizes independently (their
+  runs are different runs) and **the same seeds for every row of a size**: a seed's runs share
+  their data and initialisation draws, so the rows of one seed move together, as the boards'
+  paired tests assume (suite.report.ranking); drawing each row's seeds on its own would add
+  that shared seed effect to every row's spread and widen the interval for nothing. A
+  degenerate interval (lo == hi: every resample gave the same tau) is not shown as an interval:
+  resampling 3 seeds cannot move well-separated means past each other, so [1.00, 1.00] says the
+  seeds were too few to show any spread, not that tau is known exactly. It reads "too few
+  seeds"; so does any interval from under :data:`INTERVAL_SEEDS` seeds a row (the percentile
+  bootstrap's coverage falls well short of 95% there, Efron and Tibshirani ch. 13). The
+  percentile interval is that of the tau of *measured* means: noise between seeds pulls tau
+  towards 0 and the resampled means further, so where a seed's noise is as large as the gaps
+  between rows the interval can sit below a true tau of 1 (simulated in
+  tests/report/test_scale_view.py; five rows, 6 seeds, 2,000 resamples, 150 ladders: it
+  covers a true 1 in 99% of them at noise 1.25x the gap between neighbours, mean estimate
+  0.87, and in 79% at noise 2x the gap, mean estimate 0.70);
 * a label for the question's finding, its best row: **"holds at every size"** when one row is
-  first for certain (rank interval "1") at every size; **"changes at size X"** at the first
-  larger size where another row is first for certain; **"not decided at size X"** at the first
-  where no row is (too few seeds, or rows too close), naming the row of the best mean there; and
-  **"no finding"** when no row is first for certain at the smallest size.
+  first for certain at every size; **"changes at size X"** at the first larger size where
+  another row is first for certain; **"not decided at size X"** at the first where no row is
+  (too few seeds, rows too close, fewer than two rows, or the leader not trained there),
+  naming the row of the best mean there; and **"no finding"** when no row is first for certain
+  at the smallest size. *First for certain* is read at the question's own column (16x for
+  language modelling, 4x for a task; a task board's own ranks are at its longest scale): the
+  row ahead of every other there by the boards' paired tests, Holm-corrected over the board's
+  pairs (suite.report.ranking). "Holds" needs the leader first at every column at level 0.05
+  (an intersection of claims needs no correction: each must hold); "changes" is a claim about
+  one of the m columns after the smallest, so another row must be first there at level
+  0.05 / m (Bonferroni over the columns), or the first change among m columns would be a false
+  one more often than 5% of the time.
 
 A size whose runs trained on a GPU (suite.report.board_cpus.gpus_of) is labelled so: another
 device class, whose figures move by more than the CPU classes' tolerances, though the tiny rung
@@ -38,7 +55,7 @@ the same rules along that budget's boards alone, from its smallest size. That is
 second budget is there for (the same steps at every size: size apart from training tokens), and
 it stands where the main finding cannot (no row first for certain on the smallest main board).
 
-Only the rows present at every size enter tau. Pure functions of :class:`Board` objects, so a
+Only the rows present at both sizes enter tau; the table lists every row of any column. Pure functions of :class:`Board` objects, so a
 simulation with known true means tests them (tests/report/test_scale_view.py).
 """
 
@@ -53,8 +70,10 @@ from statistics import fmean
 import numpy as np
 from scipy.stats import kendalltau
 
+from suite.report import ranking
 from suite.report.board_types import Board
 from suite.report.overview import canonical_order
+from suite.report.stats import ALPHA
 
 BOOTSTRAP = 2000  # resamples of the interval (its percentiles move by about 0.01 between runs of 2,000)
 QUESTION_SCALE = {"lm": 16, "task": 4}  # the column each question is asked at: LM at 16x, a task at 4x
@@ -101,6 +120,9 @@ class Question:
     leader: str | None = None  # the smallest size's row first for certain
     columns: list[tuple[str, Board]] = field(default_factory=list)  # (label, board): every board, by size then steps
     by_budget: list["BudgetFinding"] = field(default_factory=list)  # each budget trained at two sizes or more
+    ranks: dict[str, dict[str, str]] = field(default_factory=dict)  # column label -> row -> rank interval at `column`
+    rows: list[str] = field(default_factory=list)  # every row of any column: the smallest size's first, by mean
+    base_label: str = ""  # the column of the smallest size's main board, which the others are compared with
 
 
 @dataclass
@@ -119,9 +141,9 @@ def steps_of(board: Board) -> int | None:
     return int(match.group(1).replace(",", "")) if match else None
 
 
-def per_seed(board: Board, column: str) -> dict[str, list[float]]:
+def per_seed(board: Board, column: str) -> dict[str, dict[int, float]]:
     """Each row's per-seed values at ``column`` (the unit of replication: one training run each)."""
-    return {e.encoding: [v for v in e.per_seed.get(column, {}).values() if v is not None and math.isfinite(v)]
+    return {e.encoding: {seed: v for seed, v in e.per_seed.get(column, {}).items() if v is not None and math.isfinite(v)}
             for e in board.entries}
 
 
@@ -135,11 +157,12 @@ def tau_of(a: dict[str, float], b: dict[str, float], lower_is_better: bool) -> f
     return None if math.isnan(result.statistic) else float(result.statistic)
 
 
-def agreement(small: dict[str, list[float]], large: dict[str, list[float]], size: str, lower_is_better: bool,
-              resamples: int = BOOTSTRAP, seed: int = 0) -> Agreement:
-    """tau between the means at two sizes, and its percentile bootstrap interval over seeds."""
+def agreement(small: dict[str, dict[int, float]], large: dict[str, dict[int, float]], size: str,
+              lower_is_better: bool, resamples: int = BOOTSTRAP, seed: int = 0) -> Agreement:
+    """tau between the means at two sizes (row -> seed -> value each), and its percentile
+    bootstrap interval over seeds, the same seeds drawn for every row of a size (module docstring)."""
     rows = sorted(r for r in set(small) & set(large) if small[r] and large[r])
-    means = lambda values: {r: fmean(values[r]) for r in rows}  # noqa: E731
+    means = lambda values: {r: fmean(values[r].values()) for r in rows}  # noqa: E731
     tau = tau_of(means(small), means(large), lower_is_better) if rows else None
     fewest = min((min(len(small[r]), len(large[r])) for r in rows), default=0)
     if tau is None:
@@ -147,25 +170,47 @@ def agreement(small: dict[str, list[float]], large: dict[str, list[float]], size
     rng = np.random.default_rng(seed)
     sign = -1.0 if lower_is_better else 1.0
 
-    def resampled(values: dict[str, list[float]]) -> np.ndarray:
-        """(resamples, rows): each row's mean over its seeds drawn with replacement, all resamples at once."""
-        return np.stack([rng.choice(values[r], (resamples, len(values[r]))).mean(axis=1) for r in rows], axis=1)
+    def resampled(values: dict[str, dict[int, float]]) -> np.ndarray:
+        """(resamples, rows): each row's mean over the seeds one draw with replacement picked for
+        every row of the size (a row without one of them: its mean over those it has)."""
+        seeds = sorted({s for r in rows for s in values[r]})
+        x = np.array([[values[r].get(s, np.nan) for s in seeds] for r in rows])  # rows x seeds
+        picked = x[:, rng.integers(0, len(seeds), (resamples, len(seeds)))]  # rows x resamples x draws
+        there = ~np.isnan(picked)
+        count = there.sum(axis=2)
+        total = np.where(there, picked, 0.0).sum(axis=2)
+        return (np.where(count > 0, total / np.maximum(count, 1), np.nan)).T  # nan: a row none of whose seeds was drawn
 
     # one call over the resamples' axis: one scipy call and its checks, not 2,000 (half the time);
-    # only the statistic is used, so no exact p-value is computed for each resample (a fifth less)
+    # only the statistic is used, so no exact p-value is computed for each resample (a fifth less).
+    # A resample in which a row got none of its seeds has no tau (nan) and is left out.
     taus = kendalltau(sign * resampled(small), sign * resampled(large), axis=1, method="asymptotic").statistic
     draws = taus[~np.isnan(taus)]
     lo, hi = (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))) if draws.size else (None, None)
     return Agreement(size, tau, lo, hi, len(rows), fewest)
 
 
-def first_for_certain(board: Board) -> str | None:
-    """The row whose rank interval is "1" (ahead of every other, Holm-corrected), if one is."""
-    for e in board.entries:
-        cell = e.cells.get("rank")
-        if cell is not None and cell.text == "1":
-            return e.encoding
-    return None
+def ranks_at(board: Board, column: str, alpha: float = ALPHA) -> dict[str, tuple[int, int]]:
+    """Each row's rank interval at ``column``, as the board ranks its own column (paired tests
+    over shared seeds, the sampling floors and text included, Holm over the board's pairs) at
+    level ``alpha``; empty where the board ranks nothing (a kind that does not rank, or every
+    row at chance: suite.report.board_parts.rank_and_warn)."""
+    if board.ranked_by is None or not any((c := e.cells.get("rank")) is not None and c.value is not None
+                                          for e in board.entries):
+        return {}
+    tests = ranking.pairwise({e.encoding: e.per_seed.get(column, {}) for e in board.entries}, bool(board.lower_is_better),
+                             {e.encoding: e.floors.get(column, {}) for e in board.entries}, alpha=alpha,
+                             text={e.encoding: e.text.get(column, {}) for e in board.entries})
+    return ranking.rank_intervals(tests)
+
+
+def first_for_certain(board: Board, column: str, alpha: float = ALPHA) -> str | None:
+    """The row ahead of every other row of the board at ``column`` (rank interval "1" at level
+    ``alpha``), if one is; none on a board of fewer than two rows with figures there."""
+    ranks = ranks_at(board, column, alpha)
+    if len(ranks) < 2:
+        return None
+    return next((name for name, (lo, hi) in ranks.items() if lo == hi == 1), None)
 
 
 def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTSTRAP) -> list[Question]:
@@ -197,20 +242,24 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
         lower = bool(base_board.lower_is_better)
         base = per_seed(base_board, column)
         others = [(label, board) for label, board in q.columns if board is not base_board]
+        q.base_label = next(label for label, board in q.columns if board is base_board)
         q.agreements = [agreement(base, per_seed(board, column), label, lower, resamples) for label, board in others]
-        q.leader = first_for_certain(base_board)
+        q.ranks = {label: {name: ranking.rank_text(*interval) for name, interval in ranks_at(board, column).items()}
+                   for label, board in q.columns}
+        q.rows = _rows(base_board, [board for _, board in others], column)
+        q.leader = first_for_certain(base_board, column)
         every = "every size and budget" if budgets else "every size"
         if q.leader is None:
             q.finding = "no finding: no row is first for certain at the smallest size"
         else:
-            q.finding = _finding(q.leader, others, every)
+            q.finding = _finding(q.leader, others, every, column)
         if budgets:
-            q.by_budget = budget_findings(by_size, sizes)
+            q.by_budget = budget_findings(by_size, sizes, column)
         out.append(q)
     return sorted(out, key=lambda q: q.key[:3])
 
 
-def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str]) -> list[BudgetFinding]:
+def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str], column: str) -> list[BudgetFinding]:
     """Per number of steps trained at two sizes or more (in ``sizes``' order), its finding: its
     smallest size's row first for certain, read at each larger size's board of the same steps."""
     out = []
@@ -219,11 +268,11 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
         if len(chain) < 2:
             continue
         labels = [_label(s, None, board) for s, board in chain]
-        leader = first_for_certain(chain[0][1])
+        leader = first_for_certain(chain[0][1], column)
         if leader is None:
             finding = f"no finding: no row is first for certain at size {labels[0]}"
         else:
-            finding = f"{leader} {_finding(leader, list(zip(labels[1:], [b for _, b in chain[1:]])), 'every size')}"
+            finding = f"{leader} {_finding(leader, list(zip(labels[1:], [b for _, b in chain[1:]])), 'every size', column)}"
         out.append(BudgetFinding(steps, labels, leader, finding))
     return out
 
@@ -242,21 +291,38 @@ def best_mean(board: Board, column: str) -> str | None:
     return (min(rows) if board.lower_is_better else max(rows))[1]
 
 
-def _finding(leader: str, others: list[tuple[str, Board]], every: str) -> str:
-    """The finding over the columns after the smallest size's main board (module docstring)."""
+def _finding(leader: str, others: list[tuple[str, Board]], every: str, column: str) -> str:
+    """The finding over the columns after the smallest size's main board (module docstring):
+    the first column where another row is first for certain at level ALPHA / m (m columns),
+    the leader among the rows it is ahead of; else the first where the leader is not first for
+    certain at ALPHA; else "holds"."""
+    changed = next((label for label, board in others  # another row ahead of the leader too: it has figures there
+                    if per_seed(board, column).get(leader)
+                    and (first := first_for_certain(board, column, ALPHA / len(others))) not in (None, leader)), None)
+    if changed is not None:
+        return f"changes at size {changed}"
     for label, board in others:
-        first = first_for_certain(board)
-        if first is not None and first != leader:
-            return f"changes at size {label}"
-        if first is None:
-            column = f"s{QUESTION_SCALE[board.kind]}"
-            return (f"not decided at size {label}: no row is first for certain there "
-                    f"(best mean: {best_mean(board, column) or 'none'})")
+        if first_for_certain(board, column) == leader:
+            continue
+        if not per_seed(board, column).get(leader):
+            return f"not decided at size {label}: {leader} has no figure there"
+        return (f"not decided at size {label}: no row is first for certain there "
+                f"(best mean: {best_mean(board, column) or 'none'})")
     return f"holds at {every}"
 
 
+def _rows(base: Board, others: list[Board], column: str) -> list[str]:
+    """Every row of the question: the smallest size's main board's first (in its order, by mean),
+    then those of the other columns it lacks, in the order they first appear."""
+    out = [e.encoding for e in base.entries]
+    for board in others:
+        out += [e.encoding for e in board.entries if e.encoding not in out and e.cells.get(column) is not None]
+    return out
+
+
 def _without_steps(recipe: str | None) -> str | None:
-    """A board's recipe label without its steps, which a size ladder scales with the size."""
+    """A board's recipe label without its number of steps, which a size ladder scales with the
+    size ("L = 64, 1,604 steps x 16" -> "L = 64, steps x 16": the batch stays part of the question)."""
     if not recipe:
         return recipe
-    return ", ".join(part for part in recipe.split(", ") if "steps" not in part)
+    return re.sub(r"[\d,]+ steps", "steps", recipe)

@@ -67,7 +67,7 @@ def test_the_bootstrap_interval_covers_the_true_tau_of_a_partial_agreement():
     assert abs(true_tau - 11 / 15) < 1e-12  # 13 concordant, 2 discordant pairs: (13 - 2) / 15
     covered, estimates, widths = 0, [], []
     for trial in range(60):
-        draw = lambda means: {e: list(m + 0.6 * rng.standard_normal(6)) for e, m in means.items()}  # noqa: E731
+        draw = lambda means: {e: dict(enumerate(m + 0.6 * rng.standard_normal(6))) for e, m in means.items()}  # noqa: E731
         a = agreement(draw(small_means), draw(large_means), "large", lower_is_better=True, resamples=300, seed=trial)
         estimates.append(a.tau)
         widths.append(a.hi - a.lo)
@@ -130,12 +130,12 @@ def test_of_two_boards_of_one_size_the_question_reads_the_canonical_one():
         assert len(q.boards["tiny"].entries) == 6
 
 
-def budget_boards(truth: dict[tuple[str, int], dict[str, float]], sd: float, seeds: int, rng) -> list:
+def budget_boards(truth: dict[tuple[str, int], dict[str, float]], sd: float, seeds: int, rng, batch: int = 16) -> list:
     """The lm boards of ``truth`` ((size, steps) -> encoding -> true bpb at 16x): a size ladder's
     rungs, each at one or two budgets of steps."""
     figures, runs = [], {}
     for (size, steps), means in truth.items():
-        recipe = Recipe(64, steps, 16, 3e-3)
+        recipe = Recipe(64, steps, batch, 3e-3)
         for enc, mean in means.items():
             for seed in range(seeds):
                 run_id = f"{size}-{steps}-{enc}-{seed}"
@@ -211,3 +211,115 @@ def test_a_size_trained_on_a_gpu_is_labelled_so():
     (q,) = questions(built, ["tiny", "base"], FAST)
     assert [label for label, _ in q.columns] == ["tiny", "base, on a GPU"]
     assert q.finding == "holds at every size"
+
+
+def test_a_seed_effect_every_row_shares_leaves_the_interval_as_it_is():
+    """A seed's runs share their data, so a seed can be easy or hard for every row at once: the
+    bootstrap draws the same seeds for every row of a size, and adding such an effect (large:
+    twice the gaps) to every row changes neither tau nor its interval. Drawing each row's seeds
+    on its own would widen the interval by that effect's spread."""
+    rng = np.random.default_rng(14)
+    small_means = {e: 0.4 * i for i, e in enumerate(ENCODINGS)}
+    large_means = {e: 0.4 * [0, 2, 1, 4, 3, 5][i] for i, e in enumerate(ENCODINGS)}
+    noise = lambda means: {e: m + 0.3 * rng.standard_normal(6) for e, m in means.items()}  # noqa: E731
+    small, large = noise(small_means), noise(large_means)
+    effect_small, effect_large = 0.8 * rng.standard_normal(6), 0.8 * rng.standard_normal(6)
+    as_seeds = lambda values, shift: {e: dict(enumerate(v + shift)) for e, v in values.items()}  # noqa: E731
+    plain = agreement(as_seeds(small, 0.0), as_seeds(large, 0.0), "large", True, resamples=500, seed=3)
+    shared = agreement(as_seeds(small, effect_small), as_seeds(large, effect_large), "large", True, resamples=500, seed=3)
+    assert plain.lo < plain.hi  # an interval with width, which the effect could have widened
+    assert (shared.tau, shared.lo, shared.hi) == pytest.approx((plain.tau, plain.lo, plain.hi))
+
+
+def test_the_interval_covers_a_true_tau_of_1_when_the_noise_is_below_the_gaps():
+    """The same true order at both sizes (tau 1), five rows 0.4 apart, 6 seeds, independent noise
+    of 0.5 a seed: the percentile interval of the measured means' tau covers 1 in most ladders
+    (measured with 2,000 resamples: 148 of 150 ladders; at noise 0.8, twice the gap, 119 of 150:
+    the module docstring says so)."""
+    rng = np.random.default_rng(15)
+    means = {e: 0.4 * i for i, e in enumerate(ENCODINGS[:5])}
+    covered = 0
+    for trial in range(60):
+        draw = lambda: {e: dict(enumerate(m + 0.5 * rng.standard_normal(6))) for e, m in means.items()}  # noqa: E731
+        a = agreement(draw(), draw(), "large", lower_is_better=True, resamples=300, seed=trial)
+        covered += a.hi > 1.0 - 1e-9  # tau's largest value, as the float scipy returns it
+    assert covered >= 54  # 90% of 60
+
+
+def task_boards(truth: dict[str, dict[str, tuple[float, float]]], seeds: int, rng) -> list:
+    """The flip-flop boards of ``truth`` (size -> encoding -> true accuracy at (4x, 16x)), each
+    seed's figure the true accuracy plus noise of 0.01, on 1,000 examples."""
+    figures, runs = [], {}
+    for k, (size, rows) in enumerate(truth.items()):
+        recipe = Recipe(16, 100 * (1 + k), 16, 3e-3)
+        for enc, (at4, at16) in rows.items():
+            for seed in range(seeds):
+                run_id = f"{size}-{enc}-{seed}"
+                runs[run_id] = {"size": size, "task": "flip_flop", "finished_at": "2026-11-28", "recipe": recipe}
+                for scale, value in ((1, 0.99), (4, at4), (16, at16)):
+                    figures.append({"checkpoint_level": False, "scale": scale, "metric": "acc", "run_id": run_id,
+                                    "size": size, "task": "flip_flop", "encoding": enc, "display_name": enc,
+                                    "family": None, "trained_as": enc, "eval_len": 16 * scale, "seed": seed,
+                                    "value": value + 0.01 * rng.standard_normal() if scale > 1 else value,
+                                    "n": 1000, "status": "ok", "chance": 0.5})
+    return scale_boards(figures, runs)
+
+
+def test_a_task_question_is_answered_at_4x_where_its_boards_rank_at_16x():
+    """A task's question is asked at 4x, its boards rank at their longest scale (16x). Here a
+    leads at 4x at both sizes while b leads at 16x: the finding (a holds) and the ranks shown are
+    4x's."""
+    rng = np.random.default_rng(16)
+    rows = {"a": (0.90, 0.55), "b": (0.70, 0.80), "c": (0.60, 0.60)}
+    (q,) = [q for q in questions(task_boards({"tiny": rows, "small": rows}, seeds=5, rng=rng), ["tiny", "small"], FAST)
+            if q.column == "s4"]
+    assert q.title == "flip_flop: acc at 4x"
+    assert {e.encoding: e.cells["rank"].text for e in q.boards["tiny"].entries}["b"] == "1"  # the board's own: 16x
+    assert q.leader == "a" and q.finding == "holds at every size"
+    assert q.ranks["tiny"] == q.ranks["small"] == {"a": "1", "b": "2", "c": "3"}
+
+
+def test_a_size_without_the_leader_or_with_one_row_decides_nothing():
+    """Rows present at one size and not the other: a larger size with the leader alone, or without
+    the leader (whoever leads the others there), is not decided; a finding needs the leader
+    among two rows or more there."""
+    rng = np.random.default_rng(17)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    alone = {"a": order["a"]}
+    (q,) = questions(boards({"tiny": order, "small": alone}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    assert q.finding == "not decided at size small: no row is first for certain there (best mean: a)"
+    without = {e: m for e, m in order.items() if e != "a"}
+    (q,) = questions(boards({"tiny": order, "small": without}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    assert q.finding == "not decided at size small: a has no figure there"
+    assert q.rows == ENCODINGS and "a" not in q.ranks["small"]
+    extra = {**order, "g": 9.0}  # a row only the larger size has is listed too
+    (q,) = questions(boards({"tiny": order, "small": extra}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    assert q.rows == [*ENCODINGS, "g"] and q.finding == "holds at every size"
+
+
+def test_a_change_at_one_of_several_sizes_is_claimed_at_a_corrected_level():
+    """A ladder of five sizes where a leads at the smallest and a and b are level at the four
+    larger ones (c far behind): any "changes" is false. Uncorrected, each larger size would
+    call b first with probability up to 0.025 (b ahead of a, one side of a two-sided test), so
+    one of the four up to about 10% of the time; Bonferroni over the four keeps it under 2.5%
+    (measured with these draws: 3 of 120 ladders; 9 of 120 with each size at 0.05, which this
+    test refuses)."""
+    rng = np.random.default_rng(18)
+    sizes = ["s0", "s1", "s2", "s3", "s4"]
+    base = {"a": 2.0, "b": 3.0, "c": 4.0}
+    level = {"a": 3.0, "b": 3.0, "c": 5.0}
+    false_changes = 0
+    for _ in range(120):
+        built = boards({size: (base if size == "s0" else level) for size in sizes}, sd=0.2, seeds=5, rng=rng)
+        (q,) = questions(built, sizes, 1)
+        assert q.leader == "a"
+        false_changes += q.finding.startswith("changes")
+    assert false_changes <= 6  # 5% of 120
+
+
+def test_boards_of_another_batch_size_answer_another_question():
+    rng = np.random.default_rng(19)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    built = (budget_boards({("tiny", 600): order}, sd=0.05, seeds=5, rng=rng)
+             + budget_boards({("small", 1604): order}, sd=0.05, seeds=5, rng=rng, batch=32))
+    assert questions(built, ["tiny", "small"], FAST) == []
