@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# No per-example deadline for property tests (Hypothesis's default is 200 ms): on two busy cores
+# one slow example (a pause for another process, a first call into a library) would fail a
+# property that holds, and its fast replay would then be called flaky. Time is no test's subject.
+settings.register_profile("posbench", deadline=None)
+settings.load_profile("posbench")
 
 
 def pytest_configure(config):

@@ -32,12 +32,15 @@ def test_the_cpu_identity_is_the_kernels_report():
 
 @pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="a torch without oneDNN")
 def test_onednn_isa_is_what_onednn_prints_in_a_process_of_its_own():
-    """The reference is oneDNN's own verbose header (``ONEDNN_VERBOSE=1``) in a fresh process."""
+    """The reference is oneDNN's own verbose header (``ONEDNN_VERBOSE=1``) in a fresh process, cut
+    at 80 characters as records hold it: the AVX10.2 name runs to 84, and the published runs
+    trained on the lent H200s name their host Xeon's AMX one cut there ("... Intel AMX wi"), so
+    the cut is part of the class."""
     code = "import torch; torch.nn.functional.conv1d(torch.zeros(1, 8, 16), torch.zeros(8, 1, 4), groups=8)"
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ONEDNN_VERBOSE": "1"},
                          capture_output=True, text=True)
     header = [line.split(",cpu,isa:", 1)[1] for line in out.stdout.splitlines() if ",cpu,isa:" in line]
-    assert header and machine.onednn_isa() == header[0].strip()
+    assert header and machine.onednn_isa() == header[0].strip()[:80]
 
 
 def test_two_records_are_one_class_only_when_every_class_field_is_named_and_equal():

@@ -154,6 +154,7 @@ def test_a_terminated_jobs_run_stops_its_workers_and_a_rerun_completes(tiny_grid
     try:
         deadline = time.time() + 1200  # a guard against a hang: on a busy machine the workers start late
         while len(list(claims.glob("run-*.json"))) < 2 and time.time() < deadline:  # both workers train
+            assert proc.poll() is None, f"the run ended before both workers trained at once:\n{proc.communicate()[0]}"
             time.sleep(0.2)
         owners = [json.loads(p.read_text())["pid"] for p in claims.glob("run-*.json")]
         assert len(owners) == 2 and proc.pid not in owners

@@ -20,6 +20,7 @@ from suite.plan.grid import expand
 from suite.specs import Project, load_grid
 from suite.training.checkpoints import load_checkpoint, resume_dir
 from suite.training.fit import fit
+from suite.training.trainer import RESUME_EVERY_ENV
 from tests.e2e import slurm_cluster
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
@@ -103,18 +104,24 @@ def test_a_grid_runs_to_completion_as_a_job_array(cluster, tiny_grid, project_ro
     assert (project_root / "site" / "_build" / "index.html").is_file()
 
 
-def test_a_preempted_task_is_requeued_and_resumes_to_the_same_weights(cluster, tiny_grid, project_root, tmp_path):
+def test_a_preempted_task_is_requeued_and_resumes_to_the_same_weights(cluster, tiny_grid, project_root, tmp_path,
+                                                                       monkeypatch):
     steps = 1500
+    # a resume point every half second of training (the job inherits this environment, as sbatch
+    # exports it): the signal goes once one is written, so it lands mid-training on a fast core
+    # as on a busy one, where a fixed wait could land after the last step or before the first
+    monkeypatch.setenv(RESUME_EVERY_ENV, "0.5")
     grid = tiny_grid(name="requeue", encodings=["rope"], scales=[1], eval=QUICK_EVAL,
                      train={"steps": steps, "batch_size": 4, "seq_len": 32, "warmup_steps": 10})
     assert main(["--root", str(project_root), "run", str(grid), *SUBMIT]) == 0
     folder, job_id = submitted(project_root)
     run = expand(load_grid(grid, Project(project_root))).runs[0]
     claim = project_root / "results" / "claims" / f"run-{run.run_id}.json"
-    deadline = time.time() + 120
-    while not claim.exists() and time.time() < deadline:  # the task holds the run: training is starting
-        time.sleep(0.2)
-    time.sleep(4.0)  # into training
+    points = resume_dir(project_root / "results" / "checkpoints", run)
+    deadline = time.time() + 300
+    while not list(points.glob("hpc_ckpt_*.ckpt")) and time.time() < deadline:  # into training, by steps
+        time.sleep(0.1)
+    assert claim.exists() and list(points.glob("hpc_ckpt_*.ckpt")), "no resume point: the task never trained"
     cluster.run("scancel", "--signal=USR1", f"{job_id}_0")  # what --signal=SIGUSR1@90 sends before the time limit
 
     released: list[str] = []
@@ -135,6 +142,7 @@ def test_a_preempted_task_is_requeued_and_resumes_to_the_same_weights(cluster, t
     assert not resume_dir(project_root / "results" / "checkpoints", run).exists()
 
     torch.set_num_threads(1)  # as the task ran (--cpus-per-task 1)
+    monkeypatch.delenv(RESUME_EVERY_ENV)  # the reference trains without a stop
     reference = fit(run, tmp_path / "checkpoints", progress_bar=False)
     assert record["provenance"]["final_train_loss"] == reference.stats["final_train_loss"]
     mine = load_checkpoint(project_root / record["checkpoint"]).model.state_dict()
