@@ -62,7 +62,11 @@ def _cpuinfo() -> dict[str, str]:
 def cpu_identity() -> dict[str, str]:
     """Vendor, family, model, stepping and the reachable SIMD flags of this CPU."""
     info = _cpuinfo()
-    out = {name: info.get(key, "") or platform.processor() for key, name in CPUINFO_FIELDS.items()}
+    # a field the kernel leaves out (some hypervisors hide the stepping) stays empty, as reported;
+    # without /proc/cpuinfo at all (not Linux) the vendor is the platform's processor name
+    out = {name: info.get(key, "") for key, name in CPUINFO_FIELDS.items()}
+    if not info:
+        out["vendor"] = platform.processor()
     flags = set(info.get("flags", "").split())
     out["simd"] = " ".join(flag for flag in SIMD_FLAGS if flag in flags)
     return out
