@@ -10,8 +10,9 @@ length):
 
 * the rank agreement of the rows both boards have: **Kendall's tau-b** of their means with a
   percentile bootstrap interval over seeds, each board's runs resampled on their own (the
-  two corpora's runs are different runs), a board's seeds drawn together for all its rows: :func:`suite.report.scale_view.agreement`, the size
-  ladder's measure, with its rule for intervals that are not worth the name;
+  two corpora's runs are different runs), a board's seeds drawn together for all its rows:
+  :func:`suite.report.scale_view.agreement`, the size ladder's measure, with its rule for
+  intervals that are not worth the name;
 * the rows **whose rank moves**: two rows *swap* when one is ahead of the other for certain on
   one corpus and behind it for certain on the other (each board's paired tests among the rows
   both boards have, Holm-corrected, text sampling included); the rows that move are those in

@@ -55,8 +55,9 @@ the same rules along that budget's boards alone, from its smallest size. That is
 second budget is there for (the same steps at every size: size apart from training tokens), and
 it stands where the main finding cannot (no row first for certain on the smallest main board).
 
-Only the rows present at both sizes enter tau; the table lists every row of any column. Pure functions of :class:`Board` objects, so a
-simulation with known true means tests them (tests/report/test_scale_view.py).
+Only the rows present at both sizes enter tau; the table lists every row of any column. Pure
+functions of :class:`Board` objects, so a simulation with known true means tests them
+(tests/report/test_scale_view.py).
 """
 
 from __future__ import annotations
