@@ -10,6 +10,7 @@ from a record (:data:`RUN_COMPUTED`, :data:`EVAL_COMPUTED`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -91,11 +92,17 @@ def eval_row(record: EvaluationRecord) -> tuple:
     return _row(EVALUATIONS, record, EVAL_COMPUTED)
 
 
+@functools.lru_cache(maxsize=None)
+def _names(cls) -> tuple[str, ...]:
+    """A row class's field names in order (``dataclasses.fields`` builds its tuple at every call)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def _values(row) -> tuple:
     """A metric or curve row's fields in order. They are all scalars, so this is what
     ``dataclasses.astuple`` gives without its deep copies (a fifth of ingesting the published
     snapshot's 190,000 curve points)."""
-    return tuple(getattr(row, f.name) for f in dataclasses.fields(row))
+    return tuple(getattr(row, name) for name in _names(type(row)))
 
 
 def metric_rows(record: EvaluationRecord) -> list[tuple]:

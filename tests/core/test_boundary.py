@@ -84,6 +84,16 @@ def test_what_reaches_a_terminal_holds_no_control_or_bidi_character(text):
         assert shown == text
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(HOSTILE, st.text(st.characters(max_codepoint=0x7F), max_size=80)), lines=st.booleans())
+def test_stored_text_is_refused_exactly_when_one_of_its_characters_is(text, lines):
+    """The check's shortcut for printable ASCII says what walking every character says."""
+    from suite.core.boundary.text import _bad
+
+    if len(text) <= 200:
+        assert (text_problem(text, lines=lines) is None) == (not any(_bad(ch, lines) for ch in text))
+
+
 def test_a_long_text_is_cut_with_a_note():
     shown = for_terminal("x" * 20_000_000, 100)
     assert shown.startswith("x" * 100) and shown.endswith("[... 19999900 more characters cut]")

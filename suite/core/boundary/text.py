@@ -37,6 +37,8 @@ def text_problem(value, max_chars: int = MAX_LABEL, lines: bool = False) -> str 
         return f"{type(value).__name__}, not text"
     if len(value) > max_chars:
         return f"{len(value)} characters: at most {max_chars} here"
+    if value.isascii() and (value.isprintable() or lines and value.replace("\t", "").replace("\n", "").isprintable()):
+        return None  # printable ASCII (U+0020-U+007E) holds none of the refused characters: no walk through it
     for i, ch in enumerate(value):
         if _bad(ch, lines):
             return f"character U+{ord(ch):04X} at position {i}: control and bidirectional characters are refused"
