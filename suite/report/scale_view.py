@@ -144,7 +144,8 @@ def steps_of(board: Board) -> int | None:
 
 def per_seed(board: Board, column: str) -> dict[str, dict[int, float]]:
     """Each row's per-seed values at ``column`` (the unit of replication: one training run each)."""
-    return {e.encoding: {seed: v for seed, v in e.per_seed.get(column, {}).items() if v is not None and math.isfinite(v)}
+    return {e.encoding: {seed: v for seed, v in e.per_seed.get(column, {}).items()
+                         if v is not None and math.isfinite(v)}
             for e in board.entries}
 
 
@@ -199,7 +200,8 @@ def ranks_at(board: Board, column: str, alpha: float = ALPHA) -> dict[str, tuple
     if board.ranked_by is None or not any((c := e.cells.get("rank")) is not None and c.value is not None
                                           for e in board.entries):
         return {}
-    tests = ranking.pairwise({e.encoding: e.per_seed.get(column, {}) for e in board.entries}, bool(board.lower_is_better),
+    tests = ranking.pairwise({e.encoding: e.per_seed.get(column, {}) for e in board.entries},
+                             bool(board.lower_is_better),
                              {e.encoding: e.floors.get(column, {}) for e in board.entries}, alpha=alpha,
                              text={e.encoding: e.text.get(column, {}) for e in board.entries})
     return ranking.rank_intervals(tests)
@@ -273,7 +275,8 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
         if leader is None:
             finding = f"no finding: no row is first for certain at size {labels[0]}"
         else:
-            finding = f"{leader} {_finding(leader, list(zip(labels[1:], [b for _, b in chain[1:]])), 'every size', column)}"
+            later = list(zip(labels[1:], [b for _, b in chain[1:]]))
+            finding = f"{leader} {_finding(leader, later, 'every size', column)}"
         out.append(BudgetFinding(steps, labels, leader, finding))
     return out
 

@@ -226,7 +226,8 @@ def test_a_seed_effect_every_row_shares_leaves_the_interval_as_it_is():
     effect_small, effect_large = 0.8 * rng.standard_normal(6), 0.8 * rng.standard_normal(6)
     as_seeds = lambda values, shift: {e: dict(enumerate(v + shift)) for e, v in values.items()}  # noqa: E731
     plain = agreement(as_seeds(small, 0.0), as_seeds(large, 0.0), "large", True, resamples=500, seed=3)
-    shared = agreement(as_seeds(small, effect_small), as_seeds(large, effect_large), "large", True, resamples=500, seed=3)
+    shared = agreement(as_seeds(small, effect_small), as_seeds(large, effect_large), "large", True,
+                       resamples=500, seed=3)
     assert plain.lo < plain.hi  # an interval with width, which the effect could have widened
     assert (shared.tau, shared.lo, shared.hi) == pytest.approx((plain.tau, plain.lo, plain.hi))
 
