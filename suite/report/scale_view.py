@@ -29,7 +29,8 @@ module gives:
   first for certain at every size; **"changes at size X"** at the first larger size where
   another row is first for certain; **"not decided at size X"** at the first where no row is
   (too few seeds, rows too close, fewer than two rows, or the leader not trained there),
-  naming the row of the best mean there; and **"no finding"** when no row is first for certain
+  naming the row of the best mean there, or where another row is first at 0.05 but not at the
+  corrected level below; and **"no finding"** when no row is first for certain
   at the smallest size. *First for certain* is read at the question's own column (16x for
   language modelling, 4x for a task; a task board's own ranks are at its longest scale): the
   row ahead of every other there by the boards' paired tests, Holm-corrected over the board's
@@ -122,7 +123,7 @@ class Question:
     columns: list[tuple[str, Board]] = field(default_factory=list)  # (label, board): every board, by size then steps
     by_budget: list["BudgetFinding"] = field(default_factory=list)  # each budget trained at two sizes or more
     ranks: dict[str, dict[str, str]] = field(default_factory=dict)  # column label -> row -> rank interval at `column`
-    rows: list[str] = field(default_factory=list)  # every row of any column: the smallest size's first, by mean
+    rows: list[str] = field(default_factory=list)  # every row of any column; the smallest size's first, by `column`
     base_label: str = ""  # the column of the smallest size's main board, which the others are compared with
 
 
@@ -306,19 +307,31 @@ def _finding(leader: str, others: list[tuple[str, Board]], every: str, column: s
     if changed is not None:
         return f"changes at size {changed}"
     for label, board in others:
-        if first_for_certain(board, column) == leader:
+        first = first_for_certain(board, column)
+        if first == leader:
             continue
         if not per_seed(board, column).get(leader):
             return f"not decided at size {label}: {leader} has no figure there"
+        if first is not None:  # ahead at 0.05, short of the 0.05 / m a change is claimed at
+            return (f"not decided at size {label}: {first} is first for certain there at 0.05, not at the "
+                    f"0.05 / {len(others)} a change among {len(others)} columns needs")
         return (f"not decided at size {label}: no row is first for certain there "
                 f"(best mean: {best_mean(board, column) or 'none'})")
     return f"holds at {every}"
 
 
 def _rows(base: Board, others: list[Board], column: str) -> list[str]:
-    """Every row of the question: the smallest size's main board's first (in its order, by mean),
-    then those of the other columns it lacks, in the order they first appear."""
-    out = [e.encoding for e in base.entries]
+    """Every row of the question: the smallest size's main board's first, best mean at the
+    question's column first (a task board's own order is its longest scale's), rows without a
+    figure there last; then those of the other columns it lacks, in the order they first appear."""
+    sign = 1.0 if base.lower_is_better else -1.0
+
+    def key(e) -> tuple:
+        cell = e.cells.get(column)
+        value = None if cell is None else cell.value
+        return (value is None, sign * value if value is not None else 0.0)
+
+    out = [e.encoding for e in sorted(base.entries, key=key)]  # stable: ties keep the board's order
     for board in others:
         out += [e.encoding for e in board.entries if e.encoding not in out and e.cells.get(column) is not None]
     return out
