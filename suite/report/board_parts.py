@@ -116,6 +116,14 @@ def all_zero(board: Board) -> bool:
                 and any(v == 0 for v in values))
 
 
+def column_tests(board: Board, column: str, alpha: float = stats.ALPHA) -> ranking.Pairwise:
+    """The paired tests of every pair of the board's rows at ``column`` (their sampling floors and
+    text included), Holm-corrected over the board's pairs at level ``alpha``."""
+    return ranking.pairwise({e.encoding: e.per_seed.get(column, {}) for e in board.entries}, bool(board.lower_is_better),
+                            {e.encoding: e.floors.get(column, {}) for e in board.entries}, alpha=alpha,
+                            text={e.encoding: e.text.get(column, {}) for e in board.entries})
+
+
 def rank_and_warn(board: Board, summary: str) -> None:
     """Rank intervals from Holm-corrected paired tests at ``summary`` (:mod:`.ranking`), rows in
     the order of their means there; warnings instead of ranks where they would rank noise.
@@ -135,9 +143,7 @@ def rank_and_warn(board: Board, summary: str) -> None:
         at_chance = True
     tests = ranks = None
     if ranked and not at_chance:
-        tests = ranking.pairwise({e.encoding: e.per_seed.get(summary, {}) for e in board.entries}, bool(lower),
-                                 {e.encoding: e.floors.get(summary, {}) for e in board.entries},
-                                 text={e.encoding: e.text.get(summary, {}) for e in board.entries})
+        tests = column_tests(board, summary)
         ranks = ranking.rank_intervals(tests)
     bounded = [i for i in summaries if i.lo is not None]
     if not at_chance and len(bounded) > 1 and stats.all_overlap(bounded):

@@ -73,6 +73,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from suite.report import ranking
+from suite.report.board_parts import column_tests
 from suite.report.board_types import Board
 from suite.report.overview import canonical_order
 from suite.report.stats import ALPHA
@@ -201,11 +202,7 @@ def ranks_at(board: Board, column: str, alpha: float = ALPHA) -> dict[str, tuple
     if board.ranked_by is None or not any((c := e.cells.get("rank")) is not None and c.value is not None
                                           for e in board.entries):
         return {}
-    tests = ranking.pairwise({e.encoding: e.per_seed.get(column, {}) for e in board.entries},
-                             bool(board.lower_is_better),
-                             {e.encoding: e.floors.get(column, {}) for e in board.entries}, alpha=alpha,
-                             text={e.encoding: e.text.get(column, {}) for e in board.entries})
-    return ranking.rank_intervals(tests)
+    return ranking.rank_intervals(column_tests(board, column, alpha))
 
 
 def first_for_certain(board: Board, column: str, alpha: float = ALPHA) -> str | None:
