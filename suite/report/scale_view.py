@@ -50,7 +50,7 @@ tokens). The size's *main* board is the one the index would answer from (the mos
 suite.report.overview.canonical_order); every board of the size is a column of the question,
 labelled with its steps where the size has several, compared with the smallest size's main
 board, and the finding reads them all: **"holds at every size and budget"**, or **"changes at
-size X, N steps"** at the first column (by size, then steps) where the leader is not first.
+size X at N steps"** at the first column (by size, then steps) where the leader is not first.
 Each budget trained at two sizes or more also has a finding of its own (:attr:`Question.by_budget`):
 the same rules along that budget's boards alone, from its smallest size. That is the reading the
 second budget is there for (the same steps at every size: size apart from training tokens), and
@@ -280,9 +280,10 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
 
 
 def _label(size: str, steps: int | None, board: Board) -> str:
-    """A column's label: the size, its steps where the size has several budgets, its GPU if any."""
-    label = f"{size}, {steps:,} steps" if steps else size
-    return f"{label}, on a GPU" if board.gpus else label
+    """A column's label: the size, its steps where the size has several budgets, its GPU if any
+    ("small at 3,175 steps", "base on a GPU"; no comma: the index lists labels with commas)."""
+    label = f"{size} at {steps:,} steps" if steps else size
+    return f"{label} on a GPU" if board.gpus else label
 
 
 def best_mean(board: Board, column: str) -> str | None:

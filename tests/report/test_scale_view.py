@@ -159,10 +159,10 @@ def test_every_budget_of_a_rung_is_a_column_and_the_finding_reads_them_all():
     other = {**order, "a": order["f"] + 0.5}  # the leader falls to last
     truth = {("tiny", 600): order, ("tiny", 3175): order, ("small", 1604): order, ("small", 3175): other}
     (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
-    assert [label for label, _ in q.columns] == ["tiny, 600 steps", "tiny, 3,175 steps", "small, 1,604 steps",
-                                                 "small, 3,175 steps"]
-    assert [a.size for a in q.agreements] == ["tiny, 3,175 steps", "small, 1,604 steps", "small, 3,175 steps"]
-    assert q.leader == "a" and q.finding == "changes at size small, 3,175 steps"
+    assert [label for label, _ in q.columns] == ["tiny at 600 steps", "tiny at 3,175 steps", "small at 1,604 steps",
+                                                 "small at 3,175 steps"]
+    assert [a.size for a in q.agreements] == ["tiny at 3,175 steps", "small at 1,604 steps", "small at 3,175 steps"]
+    assert q.leader == "a" and q.finding == "changes at size small at 3,175 steps"
     same = {k: order for k in truth}
     (q,) = questions(budget_boards(same, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.finding == "holds at every size and budget"
@@ -212,7 +212,7 @@ def test_a_size_trained_on_a_gpu_is_labelled_so():
         if board.size == "base":
             board.gpus = ["cuda:NVIDIA H200 (bf16-mixed)"]
     (q,) = questions(built, ["tiny", "base"], FAST)
-    assert [label for label, _ in q.columns] == ["tiny", "base, on a GPU"]
+    assert [label for label, _ in q.columns] == ["tiny", "base on a GPU"]
     assert q.finding == "holds at every size"
 
 
