@@ -4,14 +4,19 @@
 # what the records in results/ lack, and a run killed mid-training resumes from its last resume
 # point (POSBENCH_RESUME_EVERY_S), so a session that ends mid-rung loses at most minutes;
 # and it starts from the published snapshot's records (leaderboard/), so what an earlier
-# machine ran and published counts as done here.
+# machine ran and published counts as done here, and from those of the rung still running that
+# an earlier session committed (ladder-progress/: a machine's end then loses only its runs in
+# flight, not a rung's hours of finished records).
 #   JOBS=2 scripts/ladder.sh          # both cores; records only (publish them with posbench publish)
+#   # every hour or so, and before a session ends: the unfinished rung's records, to commit
+#   .venv/bin/posbench publish grids/ladder-lm-budget-medium.yaml --size medium --out ladder-progress
 set -u
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 JOBS=${JOBS:-1}
 rung() { "$PYTHON" -m suite.cli.main run "grids/$1.yaml" --size "$2" --jobs "$JOBS" --no-ingest --quiet "${@:3}"; }
 rung ladder-lm tiny --with-published  # the published records into results/ first (then tiny's, if any, remain)
+if [ -f ladder-progress/SNAPSHOT.json ]; then rung ladder-lm tiny --with-published ladder-progress; fi
 for size in tiny small; do
     rung ladder-lm "$size"
     rung ladder-lm-question "$size"

@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--whole-sizes", action="store_true",
                    help="publish a grid's size only once every piece of it is recorded (a size ladder, rung by rung); "
                         "SNAPSHOT.json names the sizes left out")
+    p.add_argument("--size", action="append", default=None, metavar="SIZE",
+                   help="only the pieces of this size (repeatable; a size of at least one GRID): a rung still "
+                        "running, written with --out to a folder of its own and committed as it goes")
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("rescore", help="recompute task figures from their stored per-sample outputs (no model) "

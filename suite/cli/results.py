@@ -61,14 +61,18 @@ def site_published(project, folder: str) -> int:
 
 
 def cmd_publish(args) -> int:
-    """Write the records of GRIDs' plans into the published snapshot folder."""
+    """Write the records of GRIDs' plans (of ``--size`` only, when given) into the published
+    snapshot folder."""
+    from suite.cli.common import err_console
     from suite.plan.grid import load_plan
     from suite.results.snapshot import publish
 
     project = project_of(args)
-    plans, left_out = {}, {}
+    plans, left_out, sizes = {}, {}, set()
     for grid in args.grids:
         loaded, plan = load_plan(Path(grid), project, tuned=sweep_chooser(project))  # a tuned grid's chosen runs too
+        sizes |= {s.name for s in loaded.sizes}
+        plan = plan.of_sizes(args.size)
         if args.whole_sizes:
             plan, left = plan.at_whole_sizes([s.name for s in loaded.sizes], lambda piece: _recorded(project, piece),
                                              lambda run: _failed(project, run))
@@ -77,6 +81,12 @@ def cmd_publish(args) -> int:
                 for size, n in left.items():
                     console.print(f"{grid}: size {size} left out, {n} of its pieces not recorded yet", markup=False)
         plans[loaded.spec.name] = plan
+    unknown = [size for size in args.size or [] if size not in sizes]
+    for size in unknown:
+        err_console.print(f"--size {size[:40]!r} is not a size of {', '.join(args.grids)} ({', '.join(sorted(sizes))})",
+                          markup=False)
+    if unknown:
+        return 1
     out = (project.root / args.out).resolve()
     done = publish(project, plans, out, sizes_left_out=left_out)
     console.print(f"published {done.runs} training runs, {done.evaluations} evaluations, {done.samples} per-sample "

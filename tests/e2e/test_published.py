@@ -83,6 +83,15 @@ def test_publish_whole_sizes_leaves_out_a_size_with_a_piece_missing_and_the_site
     info = json.loads((folder / "SNAPSHOT.json").read_text())
     assert (info["training_runs"], info["evaluations"], info["pieces_missing"], info["sizes_left_out"]) == (2, 3, 1, {})
 
+    # a rung still running, into a folder of its own (committed as it goes; `run --with-published` reads it back)
+    assert main([*root, "publish", str(grid), "--size", "tiny-4l", "--out", "in-progress"]) == 0
+    info = json.loads((project_root / "in-progress" / "SNAPSHOT.json").read_text())
+    assert (info["training_runs"], info["evaluations"], info["pieces_missing"]) == (1, 1, 1)
+    capsys.readouterr()
+    assert main([*root, "publish", str(grid), "--size", "tiny-8l", "--out", "elsewhere"]) == 1
+    assert f"--size 'tiny-8l' is not a size of {grid} (tiny, tiny-4l)" in capsys.readouterr().err
+    assert not (project_root / "elsewhere").exists()
+
 
 def test_verify_of_a_published_run_on_a_fresh_clone_reads_it_from_the_snapshot(tiny_grid, project_root, capsys):
     """A fresh clone has leaderboard/ and no results/: `verify RUN_ID` of a published run adds the
