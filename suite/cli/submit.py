@@ -113,9 +113,12 @@ def cmd_replicate(args) -> int:
                   f"{result.count(DIFFERENT)} different, {result.count(FAILED)} could not be re-run",
                   markup=False, soft_wrap=True)
     known = 0
+    changed_claims = {board for board, *_ in result.headlines_changed}
     for board, before, after in result.headlines:
-        state = "holds" if before == after else f"CHANGED to: {after or 'no headline'}"
-        if before != after and result.stated(board):
+        state = ("holds" if before == after
+                 else f"holds, its quoted figures moved: {after}" if board not in changed_claims
+                 else f"CHANGED to: {after or 'no headline'}")
+        if board in changed_claims and result.stated(board):
             known += 1
             state += " (the board says it is arithmetic-sensitive or does not hold on this machine class)"
         console.print(f"headline {board}: {before or 'none'}: {state}", markup=False, soft_wrap=True)

@@ -88,7 +88,11 @@ class Replication:
 
     @property
     def headlines_changed(self) -> list[tuple[str, str, str | None]]:
-        return [h for h in self.headlines if h[1] != h[2]]
+        """The headlines whose claim changed (suite.results.tolerances.same_claim: a lead quoted a
+        thousandth of a bit per byte away is the same claim)."""
+        from suite.results.tolerances import same_claim
+
+        return [h for h in self.headlines if not same_claim(h[1], h[2])]
 
     def count(self, verdict: str) -> int:
         return sum(o.verdict == verdict for o in self.outcomes)
