@@ -2,7 +2,7 @@
 
 Under the pinned numerics a figure is bit-identical on the machine class its record names
 (suite.core.machine); on another class it moves within a measured tolerance
-(suite/results/tolerances.yaml). Where that tolerance is larger than the board's typical interval
+(suite/results/tolerances.yaml). Where that tolerance is wider than the board's typical interval
 (a tiny model past zero training loss decides its 16x flip-flop answers by rounding: 0.07 of
 accuracy between two AMD EPYC generations), the ranking is arithmetic-sensitive: the board says
 so, and says on which classes its headline was re-checked and whether it held there.
@@ -25,7 +25,8 @@ def typical_half_width(board: Board) -> float | None:
 
 
 def is_sensitive(board: Board, table: Tolerances) -> bool:
-    """Whether the board's kind of figure may move across classes by more than its typical interval."""
+    """Whether the board's kind of figure may move across classes by more than its typical
+    interval: whether its tolerance (twice the largest move seen, rounded up) is wider."""
     entry = table.entry(f"{board.task} {board.metric}")
     width = typical_half_width(board)
     return entry is not None and width is not None and entry.tolerance > width
@@ -46,8 +47,11 @@ def arithmetic_note(board: Board, table: Tolerances) -> str | None:
     if sensitive:
         which = ("a figure of this kind" if kind in table.kinds
                  else f"{board.metric} on another task (this task's figures were not re-run)")
-        parts.append(f"Arithmetic-sensitive: across machine classes {which} moved by up to {entry.largest:.3g} "
-                     f"(tolerance {entry.tolerance:.2g}), more than this board's typical interval (±{width:.3g}); "
+        # the tolerance, not the largest move seen, is what verify and replicate allow on another
+        # class: a board is flagged when that allowance could reorder its rows
+        parts.append(f"Arithmetic-sensitive: across machine classes {which} may move by up to "
+                     f"{entry.tolerance:.2g} (its measured tolerance; the largest move seen: {entry.largest:.3g}), "
+                     f"more than this board's typical interval (±{width:.3g}); "
                      "a record is bit-identical only on the machine class it names.")
     held = sorted(cls for cls, state in checked.items() if state == "holds")
     if held:
