@@ -1,13 +1,15 @@
-"""Which machines computed a board, said on it: the CPU models when its seeds span several, and
-the device when its runs trained on a GPU.
+"""Which machines computed a board, said on it: the machine classes when its seeds span several,
+and the device when its runs trained on a GPU.
 
-Under the pinned numerics (suite.core.numerics) the CPU model still decides a figure's bits:
-MKL's AVX2 branch is Intel's promise on Intel CPUs only, and on an AMD CPU MKL takes its own
-branch (docs/concepts/reproducibility.md). A board pairs its rows seed by seed, so each seed's
-rows must come from one CPU model (the published snapshot is tested for it); different seeds may
-come from different ones, which then act as a block factor across seeds. A reader who re-runs a
-record needs to know which CPU it names, so a board whose seeds span CPU models says which seeds
-ran where.
+Under the pinned numerics (suite.core.numerics) the machine class still decides a figure's bits:
+MKL's AVX2 branch is Intel's promise on Intel CPUs only, on an AMD CPU MKL takes its own branch, and
+one CPU model name covers several generations (`AMD EPYC`: docs/concepts/reproducibility.md), so
+a class is the CPU's vendor, family, model, stepping, SIMD flags and libraries' code paths
+(suite.core.machine), and a record that does not name them all is a class of its own ("generation
+not recorded"). A board pairs its rows seed by seed, so each seed's rows are best from one class;
+different seeds may come from different ones, which then act as a block factor across seeds. A
+reader who re-runs a record needs to know which class it names, so a board whose seeds span
+classes says which seeds ran where, and names a seed whose rows mix them.
 """
 
 from __future__ import annotations
@@ -31,40 +33,58 @@ def seed_ranges(seeds: list[int]) -> str:
 
 
 def board_runs(board: Board, runs: dict[str, dict]) -> list[dict]:
-    """The training runs of the board's size, task, seeds and checkpoints (a training-free row's
-    checkpoint is its ``trained_as``)."""
+    """The training runs of the board's size, task, recipe, seeds and checkpoints (a training-free
+    row's checkpoint is its ``trained_as``; a board without a recipe takes every recipe's)."""
     encodings = {entry.trained_as or entry.encoding for entry in board.entries}
     seeds = set(board.seeds)
     return [run for run in runs.values() if run["size"] == board.size and run["task"] == board.task
-            and run["seed"] in seeds and run["encoding"] in encodings]
+            and run["seed"] in seeds and run["encoding"] in encodings
+            and (board.recipe is None or "recipe" not in run or run["recipe"].label == board.recipe)]
 
 
-def cpus_by_seed(board: Board, runs: dict[str, dict]) -> dict[int, set[str]]:
-    """seed -> the CPU models named by the board's training runs (:func:`board_runs`)."""
+def _names(rows: set[str], shown: int = 8) -> str:
+    """'alibi, fire, nope' or 'alibi, ... and 22 more' (a board's rows, by their checkpoints)."""
+    ordered = sorted(rows)
+    more = f" and {len(ordered) - shown} more" if len(ordered) > shown else ""
+    return ", ".join(ordered[:shown]) + more
+
+
+def classes_by_seed(board: Board, runs: dict[str, dict]) -> dict[int, set[str]]:
+    """seed -> the machine classes named by the board's training runs (:func:`board_runs`): the
+    label suite.report.figures.load_runs reads, or the CPU model of a run without one."""
     out: dict[int, set[str]] = defaultdict(set)
     for run in board_runs(board, runs):
-        if run.get("cpu"):
-            out[run["seed"]].add(run["cpu"])
+        if name := run.get("machine_class") or run.get("cpu"):
+            out[run["seed"]].add(name)
     return dict(out)
 
 
 def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
-    """The board's note when its seeds come from more than one CPU model, else None."""
-    by_seed = cpus_by_seed(board, runs)
-    models = sorted({cpu for cpus in by_seed.values() for cpu in cpus})
-    if len(models) < 2:
+    """The board's note when its seeds come from more than one machine class, else None."""
+    by_seed = classes_by_seed(board, runs)
+    classes = sorted({name for names in by_seed.values() for name in names})
+    if len(classes) < 2:
         return None
-    mixed = sorted(seed for seed, cpus in by_seed.items() if len(cpus) > 1)
-    parts = [f"{model} (seeds {seed_ranges([s for s, cpus in by_seed.items() if cpus == {model}])})"
-             for model in models if any(cpus == {model} for cpus in by_seed.values())]
-    text = (f"Computed on {len(models)} CPU models, each seed's rows on one: {'; '.join(parts)}. Under the pinned "
-            "numerics the machine class still decides a figure's last bits (MKL's branch is Intel's on Intel CPUs "
-            "only), so a record is bit-identical on the class it names and within the measured cross-class "
-            "tolerances elsewhere.")
-    if mixed:  # the snapshot's test forbids it; a database of one's own results may still have it
+    mixed = sorted(seed for seed, names in by_seed.items() if len(names) > 1)
+    alone = [name for name in classes if any(names == {name} for names in by_seed.values())]
+    parts = [f"{name} (seeds {seed_ranges([s for s, names in by_seed.items() if names == {name}])})"
+             for name in alone]
+    text = f"Computed on {len(classes)} machine classes"
+    if parts:
+        whose = "these seeds'" if mixed else "each seed's"
+        text += f", {whose} rows on one: {'; '.join(parts)}"
+    text += (". Under the pinned numerics the machine class still decides a figure's last bits, so a record is "
+             "bit-identical on the class it names and within the measured cross-class tolerances elsewhere.")
+    if mixed:  # a seed whose rows ran on several: its pairs compare arithmetics as well as encodings
+        rows_of: dict[str, set[str]] = defaultdict(set)  # class -> the checkpoints its runs of those seeds trained
+        for run in board_runs(board, runs):
+            if run["seed"] in mixed:
+                rows_of[run.get("machine_class") or run.get("cpu") or "an unnamed CPU"].add(run["encoding"])
+        shared = "; ".join(f"{name}: {_names(rows)}" for name, rows in sorted(rows_of.items()))
         text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "
-                 f"{'mixes' if len(mixed) == 1 else 'mix'} CPU models across rows, so "
-                 f"{'its' if len(mixed) == 1 else 'their'} paired differences compare two arithmetics.")
+                 f"{'mixes' if len(mixed) == 1 else 'mix'} machine classes across rows ({shared}), so "
+                 f"{'its' if len(mixed) == 1 else 'their'} paired differences include the classes' own difference "
+                 "(within the cross-class tolerance of the kind of figure).")
     return text
 
 

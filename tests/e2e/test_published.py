@@ -169,10 +169,13 @@ def test_every_published_run_id_is_still_the_id_of_its_run():
 
 
 def test_every_seed_of_a_board_was_computed_on_one_cpu_model():
-    """A board's statistics pair its rows seed by seed, and the CPU model decides the bits under
-    the pinned numerics (MKL's branch: docs/concepts/reproducibility.md). So every training run of
-    one size, task and seed, and every evaluation of those runs, names one CPU model: a seed that
-    mixed them would pair figures of two arithmetics. Different seeds may come from different CPUs."""
+    """A board's statistics pair its rows seed by seed, and what computed a figure decides its
+    bits under the pinned numerics (MKL's branch: docs/concepts/reproducibility.md). So every
+    training run of one size, task and seed, and every evaluation of those runs, names one CPU
+    model: a seed that mixed them would pair figures of an Intel and an AMD arithmetic. Different
+    seeds may come from different CPUs. One model name covers several machine classes (`AMD EPYC`),
+    and records made before they named their class share a seed with records of a named class on a
+    few boards: those boards say so (suite.report.board_cpus, tests/report/test_board_cpus.py)."""
     with gzip.open(REPO / "leaderboard" / "runs.jsonl.gz", "rt") as f:
         runs = {r["run_id"]: r for r in map(json.loads, f)}
     with gzip.open(REPO / "leaderboard" / "evals.jsonl.gz", "rt") as f:

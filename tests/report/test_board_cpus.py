@@ -1,8 +1,9 @@
-"""A board whose seeds were computed on more than one CPU model says which seeds ran where
-(suite.report.board_cpus), since the CPU model decides a figure's bits under the pinned numerics.
-Built by ``ingest`` and the leaderboard from real records: the published four-layer board, whose
-seeds came from two CPU models, cut to three encodings and the first seeds of each CPU model (a
-cut, so the three ingests take the same time as more seeds are published)."""
+"""A board whose seeds were computed on more than one machine class says which seeds ran where
+(suite.report.board_cpus), since the machine class decides a figure's bits under the pinned
+numerics, and one CPU model name covers several classes. Built by ``ingest`` and the leaderboard
+from real records: the published four-layer board, whose seeds came from two classes, cut to three
+encodings and the first seeds of each class (a cut, so the ingests take the same time as more
+seeds are published)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.core import machine
 from suite.report.board_cpus import seed_ranges
 from suite.results.snapshot_files import EVALS, RUNS, read_records
 
@@ -33,24 +35,29 @@ def board_notes(root: Path, runs: list, evals: list) -> str:
     return " ".join(board.notes)
 
 
-def with_cpu(record, cpu: str):
-    numerics = {**record.provenance.numerics, "cpu": cpu}
+def with_numerics(record, **changed):
+    """The record as if computed where its numerics name these fields instead."""
+    numerics = {**record.provenance.numerics, **changed}
     return dataclasses.replace(record, provenance=dataclasses.replace(record.provenance, numerics=numerics))
+
+
+def class_of(record) -> str:
+    return machine.label(record.provenance.numerics)
 
 
 @pytest.fixture(scope="module")
 def cut(tmp_path_factory):
     """The board's done runs of ENCODINGS and their evaluations, at the first SEEDS_PER_CPU seeds
-    of each CPU model, with {CPU model: its seeds}."""
+    of each machine class, with {class: its seeds}."""
     folder = tmp_path_factory.mktemp("board-cpus") / "snapshot"
     cut_snapshot(folder, ["power-lm-tiny-4l"], lambda r: (r["size"], r["task"]) == BOARD
                  and r["encoding"] in ENCODINGS and r["status"] == "done")
     runs = read_records(folder / RUNS, "training_run")
     seeds_of: dict[str, set[int]] = {}
     for r in runs:
-        seeds_of.setdefault(r.provenance.cpu, set()).add(r.seed)
+        seeds_of.setdefault(class_of(r), set()).add(r.seed)
     if len(seeds_of) < 2:
-        pytest.skip("the published four-layer board names one CPU model")
+        pytest.skip("the published four-layer board names one machine class")
     cpus = {cpu: set(sorted(seeds)[:SEEDS_PER_CPU]) for cpu, seeds in seeds_of.items()}
     kept = set().union(*cpus.values())
     runs = [r for r in runs if r.seed in kept]
@@ -58,25 +65,43 @@ def cut(tmp_path_factory):
     return runs, [e for e in read_records(folder / EVALS, "evaluation") if e.run_id in ids], cpus
 
 
-def test_a_board_of_two_cpu_models_says_which_seeds_ran_where(cut, tmp_path):
-    runs, evals, cpus = cut
+def test_a_board_of_two_machine_classes_says_which_seeds_ran_where(cut, tmp_path):
+    runs, evals, classes = cut
     notes = board_notes(tmp_path, runs, evals)
-    expected = "; ".join(f"{cpu} (seeds {seed_ranges(sorted(seeds))})" for cpu, seeds in sorted(cpus.items()))
-    assert f"Computed on {len(cpus)} CPU models, each seed's rows on one: {expected}." in notes
-    assert "CPU models across rows" not in notes  # no seed mixes them
+    expected = "; ".join(f"{name} (seeds {seed_ranges(sorted(seeds))})" for name, seeds in sorted(classes.items()))
+    assert f"Computed on {len(classes)} machine classes, each seed's rows on one: {expected}." in notes
+    assert "machine classes across rows" not in notes  # no seed mixes them
 
 
-def test_a_board_of_one_cpu_model_says_nothing_of_it(cut, tmp_path):
+def test_a_board_of_one_machine_class_says_nothing_of_it(cut, tmp_path):
     runs, evals, _ = cut
-    notes = board_notes(tmp_path, [with_cpu(r, "One CPU") for r in runs], evals)
-    assert "CPU model" not in notes
+    one = runs[0].provenance.numerics
+    notes = board_notes(tmp_path, [with_numerics(r, **one) for r in runs], evals)
+    assert "Computed on" not in notes and "across rows" not in notes
 
 
-def test_a_seed_whose_rows_mix_cpu_models_is_named(cut, tmp_path):
-    """A database of one's own results may pair figures of two CPUs within a seed (the published
-    snapshot may not: tests/e2e/test_published.py); the board names that seed."""
+def test_a_seed_whose_rows_mix_machine_classes_is_named(cut, tmp_path):
+    """A database of one's own results may pair figures of two classes within a seed; the board
+    names that seed and the classes it mixes."""
     runs, evals, _ = cut
     seed = min(r.seed for r in runs)
-    doctored = [with_cpu(r, "Another CPU") if (r.seed, r.encoding) == (seed, "rope") else r for r in runs]
+    doctored = [with_numerics(r, cpu="Another CPU") if (r.seed, r.encoding) == (seed, "rope") else r for r in runs]
     notes = board_notes(tmp_path, doctored, evals)
-    assert f"Seed {seed} mixes CPU models across rows, so its paired differences compare two arithmetics." in notes
+    assert f"Seed {seed} mixes machine classes across rows (" in notes
+    assert "Another CPU" in notes and "so its paired differences include the classes' own difference" in notes
+
+
+def test_one_cpu_model_name_of_two_generations_is_two_classes(cut, tmp_path):
+    """`AMD EPYC` names Zen 2, 3 and 4 parts: rows whose records name the same CPU model but another
+    family/model are another class, and the board says so (the name alone said nothing)."""
+    runs, evals, _ = cut
+    one = dict(runs[0].provenance.numerics)
+    same_name = [with_numerics(r, **one) for r in runs]
+    seed = max(r.seed for r in runs)
+    other_generation = {**one, "vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model_id": "1", "stepping": "1",
+                        "simd": "avx avx2 fma sse4_2", "mkl_branch": "AUTO,STRICT"}
+    doctored = [with_numerics(r, **other_generation) if r.seed == seed else r for r in same_name]
+    assert {r.provenance.cpu for r in doctored} == {one.get("cpu")}
+    notes = board_notes(tmp_path, doctored, evals)
+    assert "Computed on 2 machine classes, each seed's rows on one: " in notes
+    assert f"{machine.label(other_generation)} (seeds {seed})" in notes
