@@ -1,6 +1,6 @@
 """``posbench replicate``: a stratified sample of a published snapshot re-run with each record's
 numerics, figure by figure, and whether the headlines still hold (the committed snapshot's own
-sample: test_replicate_committed.py)."""
+samples: test_replicate_committed.py and test_replicate_this_class.py)."""
 
 from __future__ import annotations
 

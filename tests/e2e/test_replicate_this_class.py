@@ -1,0 +1,63 @@
+"""``posbench replicate`` of a committed record of this machine's class, bit for bit: the claim
+the published snapshot makes on the class a record names (suite.core.machine). A file of its
+own beside tests/e2e/test_replicate_committed.py (its other sample), so that pytest-xdist runs the
+two on two workers at once."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from suite.cli.main import main
+from suite.core import machine, numerics
+from tests.e2e.test_replicate_committed import same_class
+from tests.snapshot_cut import cut_snapshot, planned_by, published_runs
+
+
+def recorded_seconds() -> dict[str, float]:
+    """Run id -> the time its published evaluations took by their records (CPU time where
+    recorded, wall time before that)."""
+    from tests.snapshot_cut import PUBLISHED
+
+    seconds: dict[str, float] = {}
+    with gzip.open(PUBLISHED / "evals.jsonl.gz", "rt") as f:
+        for line in f:
+            e = json.loads(line)
+            seconds[e["run_id"]] = seconds.get(e["run_id"], 0.0) + (e["provenance"].get("cpu_s") or
+                                                                   e["provenance"].get("wall_s") or 0.0)
+    return seconds
+
+
+def test_ci_sample_of_this_machine_class_records_is_bit_identical(tmp_path, capfd):
+    """On a machine class that some published records name in full, the published run of that
+    class cheapest to re-run (its training and its evaluations by their records' time; a run
+    fine-tuned from another is left out, its parent would train too), with all its evaluations,
+    re-run bit for bit, as a sample of the first grid that plans it. Skipped where no published
+    record names this class (every record made before records named their class names none).
+    (Until 2026-11-28 the cheapest of the first grid holding such records: on the AMD EPYC of
+    family 25, model 1, a 1,000-step canonical-lm run of 67 s by its records, where a 600-step
+    ladder run of 14 s was there.)"""
+    from tests.conftest import REPO
+
+    here = numerics.measured()
+    runs = published_runs()
+    mine = lambda run: (machine.compare(run["provenance"].get("numerics"), here).same  # noqa: E731
+                        and not (run.get("lineage") or {}).get("parent_run_id"))
+    info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
+    plans = [(grid, planned_by(grid)) for grid in info["grids"]]  # a tuned grid plans its sweeps alone here
+    candidates = {run["run_id"]: (run, grid) for grid, planned in reversed(plans) for run in runs
+                  if planned(run) and mine(run)}  # each run with the first grid that plans it
+    if not candidates:
+        pytest.skip(f"no published record names this machine class ({machine.label(here)})")
+    evaluations = recorded_seconds()
+    cost = lambda run: (run["provenance"].get("cpu_s") or run["provenance"].get("wall_s") or 0.0)  # noqa: E731
+    cheapest, grid = min(candidates.values(),
+                         key=lambda pair: (cost(pair[0]) + evaluations.get(pair[0]["run_id"], 0.0), pair[0]["run_id"]))
+    cut_snapshot(tmp_path / grid, [grid], lambda run: run["run_id"] == cheapest["run_id"])
+    assert same_class(tmp_path / grid)
+    assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / grid),
+                 "--sample", "1", "--grids", grid, "--cpu", "this"]) == 0
+    out = capfd.readouterr().out
+    assert f"({cheapest['run_id']})" in out and "1 of 1 piece(s) bit-identical" in out and "CHANGED" not in out
