@@ -8,8 +8,9 @@
 # an earlier session committed (ladder-progress/: a machine's end then loses only its runs in
 # flight, not a rung's hours of finished records).
 #   JOBS=2 scripts/ladder.sh          # both cores; records only (publish them with posbench publish)
-#   # every hour or so, and before a session ends: the unfinished rung's records, to commit
-#   .venv/bin/posbench publish grids/ladder-lm-budget-medium.yaml --size medium --out ladder-progress
+#   # every hour or so, and before a session ends: the unfinished rung's records (its grid and
+#   # size: the fourth rung's below), committed alone
+#   .venv/bin/posbench publish grids/ladder-lm-question.yaml --size large --out ladder-progress
 set -u
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
