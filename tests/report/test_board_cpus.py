@@ -87,8 +87,11 @@ def test_a_seed_whose_rows_mix_machine_classes_is_named(cut, tmp_path):
     seed = min(r.seed for r in runs)
     doctored = [with_numerics(r, cpu="Another CPU") if (r.seed, r.encoding) == (seed, "rope") else r for r in runs]
     notes = board_notes(tmp_path, doctored, evals)
+    another = machine.label(next(r for r in doctored if (r.seed, r.encoding) == (seed, "rope")).provenance.numerics)
+    assert another.startswith("Another CPU")
     assert f"Seed {seed} mixes machine classes across rows (" in notes
-    assert "Another CPU" in notes and "so its paired differences include the classes' own difference" in notes
+    assert f"{another}: rope;" in notes or f"{another}: rope)" in notes  # the row it computed, by its checkpoint
+    assert "so its paired differences include the classes' own difference" in notes
 
 
 def test_one_cpu_model_name_of_two_generations_is_two_classes(cut, tmp_path):
