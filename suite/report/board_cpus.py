@@ -49,19 +49,25 @@ def _names(rows: set[str], shown: int = 8) -> str:
     return ", ".join(ordered[:shown]) + more
 
 
-def classes_by_seed(board: Board, runs: dict[str, dict]) -> dict[int, set[str]]:
-    """seed -> the machine classes named by the board's training runs (:func:`board_runs`): the
-    label suite.report.figures.load_runs reads, or the CPU model of a run without one."""
+def class_of(run: dict) -> str | None:
+    """The machine class a run names: the label suite.report.figures.load_runs reads, or the CPU
+    model of a run without one."""
+    return run.get("machine_class") or run.get("cpu")
+
+
+def classes_by_seed(ran: list[dict]) -> dict[int, set[str]]:
+    """seed -> the machine classes named by these training runs (a board's: :func:`board_runs`)."""
     out: dict[int, set[str]] = defaultdict(set)
-    for run in board_runs(board, runs):
-        if name := run.get("machine_class") or run.get("cpu"):
+    for run in ran:
+        if name := class_of(run):
             out[run["seed"]].add(name)
     return dict(out)
 
 
 def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
     """The board's note when its seeds come from more than one machine class, else None."""
-    by_seed = classes_by_seed(board, runs)
+    ran = board_runs(board, runs)
+    by_seed = classes_by_seed(ran)
     classes = sorted({name for names in by_seed.values() for name in names})
     if len(classes) < 2:
         return None
@@ -77,9 +83,9 @@ def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
              "bit-identical on the class it names and within the measured cross-class tolerances elsewhere.")
     if mixed:  # a seed whose rows ran on several: its pairs compare arithmetics as well as encodings
         rows_of: dict[str, set[str]] = defaultdict(set)  # class -> the checkpoints its runs of those seeds trained
-        for run in board_runs(board, runs):
-            if run["seed"] in mixed:
-                rows_of[run.get("machine_class") or run.get("cpu") or "an unnamed CPU"].add(run["encoding"])
+        for run in ran:
+            if run["seed"] in mixed and (name := class_of(run)):
+                rows_of[name].add(run["encoding"])
         shared = "; ".join(f"{name}: {_names(rows)}" for name, rows in sorted(rows_of.items()))
         text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "
                  f"{'mixes' if len(mixed) == 1 else 'mix'} machine classes across rows ({shared}), so "
