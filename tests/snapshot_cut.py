@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from suite.core import machine, numerics
 from suite.results.record_checks import samples_path
 from tests.conftest import REPO
 
@@ -34,6 +35,13 @@ def recorded_cpu(record: dict) -> str | None:
     """The CPU model a run or evaluation record (as a dict) names in its numerics; None for a
     record made before records named their numerics."""
     return (record["provenance"].get("numerics") or {}).get("cpu")
+
+
+def same_class(folder: Path) -> bool:
+    """Whether every run record in a cut names this machine's class in full."""
+    here = numerics.measured()
+    with gzip.open(folder / "runs.jsonl.gz", "rt") as f:
+        return all(machine.compare(json.loads(line)["provenance"].get("numerics"), here).same for line in f)
 
 
 def _write(path: Path, records: list[dict]) -> None:

@@ -10,19 +10,8 @@ for about three minutes."""
 
 from __future__ import annotations
 
-import gzip
-import json
-
 from suite.cli.main import main
-from suite.core import machine, numerics
-from tests.snapshot_cut import cut_snapshot, planned_by
-
-
-def same_class(folder) -> bool:
-    """Whether every run record in the cut names this machine's class in full."""
-    here = numerics.measured()
-    with gzip.open(folder / "runs.jsonl.gz", "rt") as f:
-        return all(machine.compare(json.loads(line)["provenance"].get("numerics"), here).same for line in f)
+from tests.snapshot_cut import cut_snapshot, planned_by, same_class
 
 
 def test_ci_sample_of_the_committed_snapshot_reproduces_on_this_machine_class(tmp_path, capfd):

@@ -12,8 +12,7 @@ import pytest
 
 from suite.cli.main import main
 from suite.core import machine, numerics
-from tests.e2e.test_replicate_committed import same_class
-from tests.snapshot_cut import cut_snapshot, planned_by, published_runs
+from tests.snapshot_cut import cut_snapshot, planned_by, published_runs, same_class
 
 
 def recorded_seconds() -> dict[str, float]:
