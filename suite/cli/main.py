@@ -189,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def training_environment_problem() -> str | None:
     """What is wrong with the environment variables a training reads, or None
-    (``POSBENCH_RESUME_EVERY_S``: suite.training.trainer.resume_every_s)."""
-    from suite.training.trainer import resume_every_s
+    (``POSBENCH_RESUME_EVERY_S``: suite.core.runtime.resume_every_s)."""
+    from suite.core.runtime import resume_every_s
 
     try:
         resume_every_s()

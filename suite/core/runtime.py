@@ -2,6 +2,8 @@
 
 * ``POSBENCH_DEVICES`` / ``POSBENCH_NODES`` (``posbench run-one --devices N --nodes M``)
   ask for DDP over N devices on each of M nodes; :func:`world` reads them.
+* ``POSBENCH_RESUME_EVERY_S``: how often a run writes a resume point
+  (suite.training.trainer.ResumePoints); :func:`resume_every_s` reads it.
 * :func:`device_settings`: CPU by default (deterministic: the same run gives the same
   numbers), a GPU when there is one (bf16 autocast).
 """
@@ -18,6 +20,25 @@ from pathlib import Path
 import torch
 
 DEVICES_ENV, NODES_ENV = "POSBENCH_DEVICES", "POSBENCH_NODES"
+RESUME_EVERY_ENV = "POSBENCH_RESUME_EVERY_S"
+RESUME_EVERY_S = 600.0  # a 10-minute loss at most; a tiny run (under a minute) never writes one
+
+
+def resume_every_s() -> float | None:
+    """Seconds of training between two resume points: ``POSBENCH_RESUME_EVERY_S`` (a number above
+    0, or ``off`` for none), :data:`RESUME_EVERY_S` when unset."""
+    raw = os.environ.get(RESUME_EVERY_ENV, "").strip()
+    if not raw:
+        return RESUME_EVERY_S
+    if raw.lower() == "off":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{RESUME_EVERY_ENV}={raw!r}: give a number of seconds above 0, or 'off'")
+    return value
 
 
 def world() -> tuple[int, int]:

@@ -23,7 +23,7 @@ import torch
 
 from suite.core import numerics
 from suite.core.aside import set_aside
-from suite.core.runtime import peak_memory_mb, reset_peak_memory
+from suite.core.runtime import peak_memory_mb, reset_peak_memory, resume_every_s
 from suite.modeling.model import Transformer
 from suite.plan.grid import TrainingRun
 from suite.training.batches import RunDataModule
@@ -32,8 +32,7 @@ from suite.plan.task_kinds import kind_of
 from suite.training.checkpoints import load_checkpoint, resumable, resume_dir, save_atomically, weights_sha256
 from suite.training.learning_curve import LearningCurve
 from suite.training.module import LanguageModel
-from suite.training.trainer import (RandomStates, ResumePoints, StepBoundarySignal, make_trainer, resume_every_s,
-                                    training_settings)
+from suite.training.trainer import RandomStates, ResumePoints, StepBoundarySignal, make_trainer, training_settings
 
 
 class TrainingFailed(Exception):

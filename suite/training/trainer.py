@@ -22,8 +22,6 @@ Distributed training and preemption belong to Lightning:
 
 from __future__ import annotations
 
-import math
-import os
 import random
 import signal
 import sys
@@ -95,27 +93,6 @@ class StepBoundarySignal(L.Callback):
     def on_train_end(self, trainer, pl_module):
         if self.handler is not None:
             signal.signal(signal.SIGUSR1, self.handler)
-
-
-RESUME_EVERY_ENV = "POSBENCH_RESUME_EVERY_S"
-RESUME_EVERY_S = 600.0  # a 10-minute loss at most; a tiny run (under a minute) never writes one
-
-
-def resume_every_s() -> float | None:
-    """Seconds of training between two resume points: ``POSBENCH_RESUME_EVERY_S`` (a number above
-    0, or ``off`` for none), :data:`RESUME_EVERY_S` when unset."""
-    raw = os.environ.get(RESUME_EVERY_ENV, "").strip()
-    if not raw:
-        return RESUME_EVERY_S
-    if raw.lower() == "off":
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{RESUME_EVERY_ENV}={raw!r}: give a number of seconds above 0, or 'off'")
-    return value
 
 
 class ResumePoints(L.Callback):

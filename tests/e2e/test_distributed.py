@@ -25,7 +25,7 @@ from suite.results.records import read_record
 from suite.specs import Project, load_grid
 from suite.training.checkpoints import load_checkpoint, resume_dir
 from suite.training.fit import TrainingFailed, fit
-from suite.training.trainer import RESUME_EVERY_ENV
+from suite.core.runtime import RESUME_EVERY_ENV
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 LOSS_RTOL, WEIGHT_ATOL = 1e-5, 1e-5

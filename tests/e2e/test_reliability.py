@@ -19,7 +19,7 @@ import pytest
 from suite.cli.main import main
 from suite.plan.grid import expand
 from suite.specs import Project, load_grid
-from suite.training.trainer import RESUME_EVERY_ENV
+from suite.core.runtime import RESUME_EVERY_ENV
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}
 

@@ -20,7 +20,7 @@ from suite.plan.grid import expand
 from suite.specs import Project, load_grid
 from suite.training.checkpoints import load_checkpoint, resume_dir
 from suite.training.fit import fit
-from suite.training.trainer import RESUME_EVERY_ENV
+from suite.core.runtime import RESUME_EVERY_ENV
 from tests.e2e import slurm_cluster
 
 QUICK_EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "lmeval_rolling": False}

@@ -1,4 +1,4 @@
-"""How often a run writes a resume point (suite.training.trainer.resume_every_s), and a bad setting
+"""How often a run writes a resume point (suite.core.runtime.resume_every_s), and a bad setting
 refused by every command that trains before anything starts. The resume itself: tests/e2e/test_distributed.py
 (bit for bit) and tests/e2e/test_reliability.py (a real SIGKILL)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from suite.cli.main import main
-from suite.training.trainer import RESUME_EVERY_ENV, RESUME_EVERY_S, resume_every_s
+from suite.core.runtime import RESUME_EVERY_ENV, RESUME_EVERY_S, resume_every_s
 
 
 @pytest.mark.parametrize(("value", "expected"), [(None, RESUME_EVERY_S), ("", RESUME_EVERY_S), (" 90 ", 90.0),
@@ -53,6 +53,8 @@ def test_a_smoke_runs_resume_points_stay_in_its_temporary_folder(tmp_path, monke
     from tests.conftest import REPO
 
     monkeypatch.setenv(RESUME_EVERY_ENV, "1e-9")
+    # torch's compile cache goes under the temporary folder too unless told otherwise; it is torch's, not the run's
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-inductor"))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     smoke = smoke_run(load_encoding(REPO / "encodings" / "rope.yaml"))
     assert smoke.final_loss > 0
