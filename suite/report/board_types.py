@@ -93,7 +93,7 @@ class Board:
     # (suite.report.row_kinds)
     architecture: bool = False
     # the GPUs its runs trained on ("cuda:NVIDIA H200 (bf16-mixed)"), none for a CPU board
-    # (suite.report.board_cpus.gpus_of): another device class, which the scale view labels
+    # (suite.report.board_classes.gpus_of): another device class, which the scale view labels
     gpus: list[str] = field(default_factory=list)
 
     @property

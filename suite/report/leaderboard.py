@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from suite.report.board_arithmetic import arithmetic_note
-from suite.report.board_cpus import cpu_note, device_note, gpus_of
+from suite.report.board_classes import class_note, device_note, gpus_of
 from suite.report.board_kinds import BOARD_KINDS, BoardKind, kind_of, ordered_kinds
 from suite.report.board_types import Board
 from suite.report.figures import Sources
@@ -78,7 +78,7 @@ def build(con, glue_chances: dict[str, float | None] | None = None) -> Leaderboa
         kind.lend(by_kind[kind.name], carriers)
     table = tolerances.published()
     for board in (b for boards in by_kind.values() for b in boards):
-        if note := cpu_note(board, sources.runs):
+        if note := class_note(board, sources.runs):
             board.notes.append(note)
         if note := device_note(board, sources.runs):
             board.notes.append(note)

@@ -40,7 +40,7 @@ module gives:
   0.05 / m (Bonferroni over the columns), or the first change among m columns would be a false
   one more often than 5% of the time.
 
-A size whose runs trained on a GPU (suite.report.board_cpus.gpus_of) is labelled so: another
+A size whose runs trained on a GPU (suite.report.board_classes.gpus_of) is labelled so: another
 device class, whose figures move by more than the CPU classes' tolerances, though the tiny rung
 re-run on a GPU kept its order at 16x (docs/how-to/run-on-a-gpu.md, "The device effect").
 

@@ -175,7 +175,7 @@ def test_every_seed_of_a_board_was_computed_on_one_cpu_model():
     model: a seed that mixed them would pair figures of an Intel and an AMD arithmetic. Different
     seeds may come from different CPUs. One model name covers several machine classes (`AMD EPYC`),
     and records made before they named their class share a seed with records of a named class on a
-    few boards: those boards say so (suite.report.board_cpus, tests/report/test_board_cpus.py)."""
+    few boards: those boards say so (suite.report.board_classes, tests/report/test_board_classes.py)."""
     with gzip.open(REPO / "leaderboard" / "runs.jsonl.gz", "rt") as f:
         runs = {r["run_id"]: r for r in map(json.loads, f)}
     with gzip.open(REPO / "leaderboard" / "evals.jsonl.gz", "rt") as f:

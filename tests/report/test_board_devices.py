@@ -1,5 +1,5 @@
 """A board whose runs trained on a GPU says so, and one that mixes a GPU's seeds with a CPU's
-says that too (suite.report.board_cpus.device_note). Built by ``ingest`` and the leaderboard from
+says that too (suite.report.board_classes.device_note). Built by ``ingest`` and the leaderboard from
 real records: the ladder's tiny rung of the question rows at seeds 0-2, trained on a lent H200
 (benchmarks/gpu-h200-2026-11-28-ladder, the same run ids as the published CPU records), and the
 published CPU records of that rung."""

@@ -49,7 +49,7 @@ def _names(rows: set[str], shown: int = 8) -> str:
     return ", ".join(ordered[:shown]) + more
 
 
-def class_of(run: dict) -> str | None:
+def class_label(run: dict) -> str | None:
     """The machine class a run names: the label suite.report.figures.load_runs reads, or the CPU
     model of a run without one."""
     return run.get("machine_class") or run.get("cpu")
@@ -59,12 +59,12 @@ def classes_by_seed(ran: list[dict]) -> dict[int, set[str]]:
     """seed -> the machine classes named by these training runs (a board's: :func:`board_runs`)."""
     out: dict[int, set[str]] = defaultdict(set)
     for run in ran:
-        if name := class_of(run):
+        if name := class_label(run):
             out[run["seed"]].add(name)
     return dict(out)
 
 
-def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
+def class_note(board: Board, runs: dict[str, dict]) -> str | None:
     """The board's note when its seeds come from more than one machine class, else None."""
     ran = board_runs(board, runs)
     by_seed = classes_by_seed(ran)
@@ -84,7 +84,7 @@ def cpu_note(board: Board, runs: dict[str, dict]) -> str | None:
     if mixed:  # a seed whose rows ran on several: its pairs compare arithmetics as well as encodings
         rows_of: dict[str, set[str]] = defaultdict(set)  # class -> the checkpoints its runs of those seeds trained
         for run in ran:
-            if run["seed"] in mixed and (name := class_of(run)):
+            if run["seed"] in mixed and (name := class_label(run)):
                 rows_of[name].add(run["encoding"])
         shared = "; ".join(f"{name}: {_names(rows)}" for name, rows in sorted(rows_of.items()))
         text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "

@@ -1,5 +1,5 @@
 """A board whose seeds were computed on more than one machine class says which seeds ran where
-(suite.report.board_cpus), since the machine class decides a figure's bits under the pinned
+(suite.report.board_classes), since the machine class decides a figure's bits under the pinned
 numerics, and one CPU model name covers several classes. Built by ``ingest`` and the leaderboard
 from real records: the published four-layer board, whose seeds came from two classes, cut to three
 encodings and the first seeds of each class (a cut, so the ingests take the same time as more
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from suite.core import machine
-from suite.report.board_cpus import seed_ranges
+from suite.report.board_classes import seed_ranges
 from suite.results.snapshot_files import EVALS, RUNS, read_records
 
 from tests.report.records_to_boards import leaderboard_of
@@ -21,7 +21,7 @@ from tests.snapshot_cut import cut_snapshot
 
 BOARD = ("tiny-4l", "lm")
 ENCODINGS = ("nope", "rope", "yarn")
-SEEDS_PER_CPU = 3
+SEEDS_PER_CLASS = 3
 
 
 def test_seed_ranges_join_consecutive_seeds():
@@ -41,28 +41,28 @@ def with_numerics(record, **changed):
     return dataclasses.replace(record, provenance=dataclasses.replace(record.provenance, numerics=numerics))
 
 
-def class_of(record) -> str:
+def class_label(record) -> str:
     return machine.label(record.provenance.numerics)
 
 
 @pytest.fixture(scope="module")
 def cut(tmp_path_factory):
-    """The board's done runs of ENCODINGS and their evaluations, at the first SEEDS_PER_CPU seeds
+    """The board's done runs of ENCODINGS and their evaluations, at the first SEEDS_PER_CLASS seeds
     of each machine class, with {class: its seeds}."""
-    folder = tmp_path_factory.mktemp("board-cpus") / "snapshot"
+    folder = tmp_path_factory.mktemp("board-classes") / "snapshot"
     cut_snapshot(folder, ["power-lm-tiny-4l"], lambda r: (r["size"], r["task"]) == BOARD
                  and r["encoding"] in ENCODINGS and r["status"] == "done")
     runs = read_records(folder / RUNS, "training_run")
     seeds_of: dict[str, set[int]] = {}
     for r in runs:
-        seeds_of.setdefault(class_of(r), set()).add(r.seed)
+        seeds_of.setdefault(class_label(r), set()).add(r.seed)
     if len(seeds_of) < 2:
         pytest.skip("the published four-layer board names one machine class")
-    cpus = {cpu: set(sorted(seeds)[:SEEDS_PER_CPU]) for cpu, seeds in seeds_of.items()}
-    kept = set().union(*cpus.values())
+    classes = {name: set(sorted(seeds)[:SEEDS_PER_CLASS]) for name, seeds in seeds_of.items()}
+    kept = set().union(*classes.values())
     runs = [r for r in runs if r.seed in kept]
     ids = {r.run_id for r in runs}
-    return runs, [e for e in read_records(folder / EVALS, "evaluation") if e.run_id in ids], cpus
+    return runs, [e for e in read_records(folder / EVALS, "evaluation") if e.run_id in ids], classes
 
 
 def test_a_board_of_two_machine_classes_says_which_seeds_ran_where(cut, tmp_path):
