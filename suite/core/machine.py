@@ -134,6 +134,19 @@ def compare(recorded: dict | None, here: dict) -> ClassMatch:
     return ClassMatch(differ, tuple(key for key in CLASS_FIELDS if mine[key] is None))
 
 
+def class_key(numerics: dict | None) -> tuple | str | None:
+    """What two records share exactly when they name one machine class: every one of
+    :data:`CLASS_FIELDS` where a record names them all; where it does not, its :func:`label` (the
+    CPU model, "generation not recorded"), which is all such records can be told apart by. None
+    for a record that names no numerics at all (a run that failed before it trained)."""
+    if not numerics:
+        return None
+    fields = class_of(numerics)
+    if any(value is None for value in fields.values()):
+        return label(numerics)
+    return tuple((key, value.lower()) for key, value in fields.items())
+
+
 def label(numerics: dict | None) -> str:
     """A reader's name for the machine class a record names: the CPU model with what tells its
     arithmetic apart (``AMD EPYC (AuthenticAMD 25/1/1, AVX2, no AVX-512, MKL AUTO,STRICT)``)."""
@@ -149,5 +162,5 @@ def label(numerics: dict | None) -> str:
     return f"{name} ({', '.join(parts)})"
 
 
-__all__ = ["CLASS_FIELDS", "ClassMatch", "SIMD_FLAGS", "UNPINNED", "class_of", "compare", "cpu_identity", "label",
-           "onednn_isa"]
+__all__ = ["CLASS_FIELDS", "ClassMatch", "SIMD_FLAGS", "UNPINNED", "class_key", "class_of", "compare", "cpu_identity",
+           "label", "onednn_isa"]

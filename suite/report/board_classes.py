@@ -33,34 +33,60 @@ def seed_ranges(seeds: list[int]) -> str:
 
 
 def board_runs(board: Board, runs: dict[str, dict]) -> list[dict]:
-    """The training runs of the board's size, task, recipe, seeds and checkpoints (a training-free
-    row's checkpoint is its ``trained_as``; a board without a recipe takes every recipe's)."""
+    """The done training runs of the board's size, task, recipe, seeds and checkpoints (a training-free
+    row's checkpoint is its ``trained_as``; a board without a recipe takes every recipe's). A board of
+    figures (one with a metric) reads the runs that were evaluated: a tuned grid's sweep trains each
+    encoding at every rate at one seed and evaluates only the rate it chose, so the others are no row of
+    it. A cost board (no metric) measures every done run."""
     encodings = {entry.trained_as or entry.encoding for entry in board.entries}
     seeds = set(board.seeds)
-    return [run for run in runs.values() if run["size"] == board.size and run["task"] == board.task
-            and run["seed"] in seeds and run["encoding"] in encodings
-            and (board.recipe is None or "recipe" not in run or run["recipe"].label == board.recipe)]
+    return [run for run in runs.values() if run["status"] == "done" and run["size"] == board.size
+            and run["task"] == board.task and run["seed"] in seeds and run["encoding"] in encodings
+            and (board.training_recipe is None or run.get("recipe") == board.training_recipe)
+            and (board.metric is None or run.get("n_evaluations", 0) > 0)]
 
 
 def _names(rows: set[str], shown: int = 8) -> str:
-    """'alibi, fire, nope' or 'alibi, ... and 22 more' (a board's rows, by their checkpoints)."""
+    """'alibi, fire, nope', or the first ``shown`` of them and 'and N more' (a board's rows, by their
+    checkpoints)."""
     ordered = sorted(rows)
     more = f" and {len(ordered) - shown} more" if len(ordered) > shown else ""
     return ", ".join(ordered[:shown]) + more
 
 
-def class_label(run: dict) -> str | None:
-    """The machine class a run names: the label suite.report.figures.load_runs reads, or the CPU
-    model of a run without one."""
-    return run.get("machine_class") or run.get("cpu")
-
-
-def classes_by_seed(ran: list[dict]) -> dict[int, set[str]]:
-    """seed -> the machine classes named by these training runs (a board's: :func:`board_runs`)."""
-    out: dict[int, set[str]] = defaultdict(set)
+def class_names(ran: list[dict]) -> dict[object, str]:
+    """The identity of each machine class these runs name (suite.core.machine.class_key, as
+    suite.report.figures.load_runs reads it) -> its name for a reader: its label, and where two
+    classes share a label (another torch build, oneDNN path or SIMD flag than the label shows), the
+    fields that tell them apart."""
+    labels: dict[object, str] = {}
     for run in ran:
-        if name := class_label(run):
-            out[run["seed"]].add(name)
+        if run.get("machine_class_key") is not None:
+            labels.setdefault(run["machine_class_key"], run["machine_class"])
+    sharing: dict[str, list] = defaultdict(list)
+    for key, name in labels.items():
+        sharing[name].append(key)
+    out: dict[object, str] = {}
+    for name, keys in sharing.items():
+        for key in keys:
+            if len(keys) == 1:
+                out[key] = name
+            elif not isinstance(key, tuple):  # a record that does not name every field
+                out[key] = f"{name}, class not fully recorded"
+            else:
+                others = [dict(k) for k in keys if k != key and isinstance(k, tuple)]
+                apart = [f"{field} {value}" for field, value in key if any(o.get(field) != value for o in others)]
+                out[key] = f"{name}, {', '.join(apart)}" if apart else name
+    return out
+
+
+def classes_by_seed(ran: list[dict]) -> dict[int, set]:
+    """seed -> the machine classes (their identities, suite.core.machine.class_key) named by these
+    training runs (a board's: :func:`board_runs`); a run that names none adds nothing."""
+    out: dict[int, set] = defaultdict(set)
+    for run in ran:
+        if (key := run.get("machine_class_key")) is not None:
+            out[run["seed"]].add(key)
     return dict(out)
 
 
@@ -68,13 +94,14 @@ def class_note(board: Board, runs: dict[str, dict]) -> str | None:
     """The board's note when its seeds come from more than one machine class, else None."""
     ran = board_runs(board, runs)
     by_seed = classes_by_seed(ran)
-    classes = sorted({name for names in by_seed.values() for name in names})
+    names = class_names(ran)
+    classes = sorted({key for keys in by_seed.values() for key in keys}, key=lambda key: names[key])
     if len(classes) < 2:
         return None
-    mixed = sorted(seed for seed, names in by_seed.items() if len(names) > 1)
-    alone = [name for name in classes if any(names == {name} for names in by_seed.values())]
-    parts = [f"{name} (seeds {seed_ranges([s for s, names in by_seed.items() if names == {name}])})"
-             for name in alone]
+    mixed = sorted(seed for seed, keys in by_seed.items() if len(keys) > 1)
+    alone = [key for key in classes if any(keys == {key} for keys in by_seed.values())]
+    parts = [f"{names[key]} (seeds {seed_ranges([s for s, keys in by_seed.items() if keys == {key}])})"
+             for key in alone]
     text = f"Computed on {len(classes)} machine classes"
     if parts:
         whose = "these seeds'" if mixed else "each seed's"
@@ -82,10 +109,10 @@ def class_note(board: Board, runs: dict[str, dict]) -> str | None:
     text += (". Under the pinned numerics the machine class still decides a figure's last bits, so a record is "
              "bit-identical on the class it names and within the measured cross-class tolerances elsewhere.")
     if mixed:  # a seed whose rows ran on several: its pairs compare arithmetics as well as encodings
-        rows_of: dict[str, set[str]] = defaultdict(set)  # class -> the checkpoints its runs of those seeds trained
+        rows_of: dict[str, set[str]] = defaultdict(set)  # class name -> the checkpoints its runs of those seeds trained
         for run in ran:
-            if run["seed"] in mixed and (name := class_label(run)):
-                rows_of[name].add(run["encoding"])
+            if run["seed"] in mixed and (key := run.get("machine_class_key")) is not None:
+                rows_of[names[key]].add(run["encoding"])
         shared = "; ".join(f"{name}: {_names(rows)}" for name, rows in sorted(rows_of.items()))
         text += (f" {'Seed' if len(mixed) == 1 else 'Seeds'} {seed_ranges(mixed)} "
                  f"{'mixes' if len(mixed) == 1 else 'mix'} machine classes across rows ({shared}), so "

@@ -4,8 +4,12 @@ and the downloads render them. Built by the board kinds (suite.report.kinds)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from suite.report import stats
+
+if TYPE_CHECKING:
+    from suite.report.figures import Recipe
 
 SHARE = "share"  # the unit of an accuracy: successes / examples, which has a Wilson interval
 
@@ -77,7 +81,10 @@ class Board:
     lower_is_better: bool | None = None
     chance: float | None = None
     train_len: int | None = None
-    recipe: str | None = None
+    recipe: str | None = None  # its training recipe as the board shows it (Recipe.label)
+    # that recipe itself, by which its note on machine classes reads its runs back (suite.report.board_classes);
+    # None: every recipe's runs of its size and task
+    training_recipe: Recipe | None = None
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     scales: list[int] = field(default_factory=list)

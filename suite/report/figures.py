@@ -52,8 +52,8 @@ class Recipe:
 
 
 def load_runs(con) -> dict[str, dict]:
-    """run_id -> the run's row (cost, provenance, the machine class its record names:
-    suite.core.machine.label) with its parsed training recipe. A fine-tuned
+    """run_id -> the run's row (cost, provenance, the machine class its record names: its name,
+    suite.core.machine.label, and its identity, class_key) with its parsed training recipe. A fine-tuned
     child (suite.plan.grid.TrainingRun.parent) takes its parent's: it is a row of the parent's
     boards, beside the training-free rows of the same checkpoint, at the same scales."""
     runs = {}
@@ -64,14 +64,18 @@ def load_runs(con) -> dict[str, dict]:
                                    json_extract(run, '$.size') AS size_spec,
                                    corpus, json_extract_string(run, '$.task.kind') AS kind,
                                    json_extract_string(numerics, '$.cpu') AS cpu, numerics,
-                                   e.eval_peak_memory_mb, e.eval_wall_s
+                                   e.eval_peak_memory_mb, e.eval_wall_s, coalesce(e.n_evaluations, 0) AS n_evaluations
                             FROM runs LEFT JOIN (
-                                SELECT run_id, max(peak_memory_mb) AS eval_peak_memory_mb, sum(wall_s) AS eval_wall_s
+                                SELECT run_id, max(peak_memory_mb) AS eval_peak_memory_mb, sum(wall_s) AS eval_wall_s,
+                                       count(*) AS n_evaluations
                                 FROM evaluations WHERE status = 'done' GROUP BY run_id) e USING (run_id)"""):
         r["recipe"] = Recipe.of(json.loads(r["train"]) if r["train"] else {})
         r["size_spec"] = json.loads(r["size_spec"]) if r["size_spec"] else {}
         numerics = r.pop("numerics")
-        r["machine_class"] = machine.label(json.loads(numerics) if isinstance(numerics, str) else numerics)
+        numerics = json.loads(numerics) if isinstance(numerics, str) else numerics
+        # None where the record names no numerics (a run that failed before it trained)
+        r["machine_class"] = machine.label(numerics) if numerics else None
+        r["machine_class_key"] = machine.class_key(numerics)
         runs[r["run_id"]] = r
     return runs
 

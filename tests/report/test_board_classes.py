@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from suite.core import machine
-from suite.report.board_classes import seed_ranges
+from suite.report.board_classes import board_runs, seed_ranges
+from suite.report.board_types import Board, Entry
+from suite.report.figures import Recipe
 from suite.results.snapshot_files import EVALS, RUNS, read_records
 
 from tests.report.records_to_boards import leaderboard_of
@@ -88,23 +90,77 @@ def test_a_seed_whose_rows_mix_machine_classes_is_named(cut, tmp_path):
     doctored = [with_numerics(r, cpu="Another CPU") if (r.seed, r.encoding) == (seed, "rope") else r for r in runs]
     notes = board_notes(tmp_path, doctored, evals)
     another = machine.label(next(r for r in doctored if (r.seed, r.encoding) == (seed, "rope")).provenance.numerics)
-    assert another.startswith("Another CPU")
     assert f"Seed {seed} mixes machine classes across rows (" in notes
     assert f"{another}: rope;" in notes or f"{another}: rope)" in notes  # the row it computed, by its checkpoint
     assert "so its paired differences include the classes' own difference" in notes
 
 
+# every field of a machine class (suite.core.machine.CLASS_FIELDS), as a record of the family 25, model 1 AMD EPYC names them
+ZEN3 = {"cpu": "AMD EPYC", "vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model_id": "1", "stepping": "1",
+        "simd": "sse4_2 avx avx2 fma f16c", "mkl_branch": "AUTO,STRICT", "onednn_isa": "Intel AVX2",
+        "torch": "2.13.0+cpu", "blas": "mkl", "machine": "x86_64"}
+
+
 def test_one_cpu_model_name_of_two_generations_is_two_classes(cut, tmp_path):
-    """`AMD EPYC` names Zen 2, 3 and 4 parts: rows whose records name the same CPU model but another
-    family/model are another class, and the board says so (the name alone said nothing)."""
+    """`AMD EPYC` names Zen 2, 3 and 4 parts: rows whose records name the same CPU model and every
+    class field alike but the model number are another class, and the board says so (the name alone
+    said nothing)."""
     runs, evals, _ = cut
-    one = dict(runs[0].provenance.numerics)
-    same_name = [with_numerics(r, **one) for r in runs]
     seed = max(r.seed for r in runs)
-    other_generation = {**one, "vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model_id": "1", "stepping": "1",
-                        "simd": "avx avx2 fma sse4_2", "mkl_branch": "AUTO,STRICT"}
-    doctored = [with_numerics(r, **other_generation) if r.seed == seed else r for r in same_name]
-    assert {r.provenance.cpu for r in doctored} == {one.get("cpu")}
+    zen4 = {**ZEN3, "cpu_model_id": "17"}
+    doctored = [with_numerics(r, **(zen4 if r.seed == seed else ZEN3)) for r in runs]
+    assert {r.provenance.cpu for r in doctored} == {"AMD EPYC"}
     notes = board_notes(tmp_path, doctored, evals)
     assert "Computed on 2 machine classes, each seed's rows on one: " in notes
-    assert f"{machine.label(other_generation)} (seeds {seed})" in notes
+    assert f"{machine.label(zen4)} (seeds {seed})" in notes
+    assert f"{machine.label(ZEN3)} (seeds {seed_ranges(sorted({r.seed for r in runs} - {seed}))})" in notes
+
+
+def test_two_classes_of_one_label_are_told_apart_by_the_fields_that_differ(cut, tmp_path):
+    """Another torch build is another class though the label (CPU, generation, SIMD width, MKL
+    branch) reads the same: the board counts two classes and names each with its torch."""
+    runs, evals, _ = cut
+    seed = max(r.seed for r in runs)
+    newer = {**ZEN3, "torch": "2.14.0+cpu"}
+    assert machine.label(newer) == machine.label(ZEN3)
+    notes = board_notes(tmp_path, [with_numerics(r, **(newer if r.seed == seed else ZEN3)) for r in runs], evals)
+    assert "Computed on 2 machine classes, each seed's rows on one: " in notes
+    assert f"{machine.label(ZEN3)}, torch 2.14.0+cpu (seeds {seed})" in notes
+    assert f"{machine.label(ZEN3)}, torch 2.13.0+cpu (seeds " in notes
+
+
+def test_a_failed_run_adds_no_machine_class(cut, tmp_path):
+    """A run that failed before it trained names no numerics and is no row of the board: the note of
+    a board computed on one class stays away, where reading the failed run as "an unnamed CPU" made two."""
+    runs, evals, _ = cut
+    seed = max(r.seed for r in runs)
+    gone = next(r for r in runs if (r.seed, r.encoding) == (seed, "rope"))
+    broken = dataclasses.replace(gone, status="failed", reason="diverged", step=0, checkpoint=None,
+                                 provenance=dataclasses.replace(gone.provenance, numerics=None))
+    kept = [broken if r is gone else with_numerics(r, **ZEN3) for r in runs]
+    notes = board_notes(tmp_path, kept, [e for e in evals if e.run_id != gone.run_id])
+    assert "Computed on" not in notes and "unnamed CPU" not in notes
+
+
+def row(run_id: str, **changed) -> dict:
+    """A run as suite.report.figures.load_runs reads it: done, evaluated, tiny-4l/lm, seed 0, one recipe."""
+    recipe = Recipe(64, 1000, 16, 0.003)
+    return {"run_id": run_id, "status": "done", "size": "tiny-4l", "task": "lm", "seed": 0, "encoding": "rope",
+            "recipe": recipe, "n_evaluations": 5, **changed}
+
+
+def test_a_boards_runs_are_its_recipes_done_and_evaluated_ones():
+    """What the note reads: another learning rate is another recipe (its label is the same without a
+    tuned sweep); a tuned grid's sweep run of a rate it did not choose has no evaluation, so no row on
+    a board of figures, while a cost board (no metric) measures it; a failed run is nobody's row."""
+    recipe = Recipe(64, 1000, 16, 0.003)
+    other_rate = Recipe(64, 1000, 16, 0.01)
+    assert other_rate.label == recipe.label
+    runs = {r["run_id"]: r for r in (row("kept"), row("other-rate", recipe=other_rate), row("unchosen", n_evaluations=0),
+                                     row("failed", status="failed"), row("other-seed", seed=9))}
+    figures = Board(id="b", kind="language_modelling", title="", size="tiny-4l", task="lm", metric="bpb", columns=[],
+                    entries=[Entry("rope", "RoPE", "rotary", None)], seeds=[0], method="", recipe=recipe.label,
+                    training_recipe=recipe)
+    assert [r["run_id"] for r in board_runs(figures, runs)] == ["kept"]
+    cost = dataclasses.replace(figures, metric=None)
+    assert [r["run_id"] for r in board_runs(cost, runs)] == ["kept", "unchosen"]

@@ -93,6 +93,6 @@ def cost_boards(runs: dict, entries_of_run: dict[str, list[dict]]) -> list[Board
                       size=size, task=task, metric=None, columns=columns,
                       entries=sorted(entries.values(), key=lambda e: e.encoding), seeds=seeds,
                       method=interval_text(len(seeds), False), lower_is_better=None, recipe=recipe.label,
-                      train_len=recipe.seq_len)
+                      training_recipe=recipe, train_len=recipe.seq_len)
         boards.append(board)
     return boards

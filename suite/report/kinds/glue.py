@@ -138,6 +138,7 @@ def glue_boards(selected: dict[tuple, list[dict]], runs: dict, entries_of_run: d
         board = _glue_board(slug(GlueBoard.name, size, trained_on, id_part), title, size, trained_on, rows,
                             entries_of_run, chances)
         board.recipe = recipe.label if recipe is not None else None
+        board.training_recipe = recipe
         boards.append(board)
         of_setting[board.id] = ((size, trained_on, recipe), setting)
     name_left_out(boards, of_setting)
