@@ -30,11 +30,14 @@ def recorded_seconds() -> dict[str, float]:
 
 
 def test_ci_sample_of_this_machine_class_records_is_bit_identical(tmp_path, capfd):
-    """On a machine class that some published records name in full, the published run of that
+    """On a machine class that some published records name in full, the published CPU run of that
     class cheapest to re-run (its training and its evaluations by their records' time; a run
-    fine-tuned from another is left out, its parent would train too), with all its evaluations,
-    re-run bit for bit, as a sample of the first grid that plans it. Skipped where no published
-    record names this class (every record made before records named their class names none).
+    fine-tuned from another is left out, its parent would train too; a GPU's run is another device
+    class, whose host's CPU its record also names), re-run bit for bit with its evaluations, as a
+    sample of the first grid that plans it. Its evaluations may be none: a tuned grid's sweep run of
+    a rate the grid did not choose is not evaluated, and then its final training loss and the digest
+    of its weights are what comes back bit for bit. Skipped where no published record names this
+    class (every record made before records named their class names none).
     (Until 2026-11-28 the cheapest of the first grid holding such records: on the AMD EPYC of
     family 25, model 1, a 1,000-step canonical-lm run of 67 s by its records, where a 600-step
     ladder run of 14 s was there.)"""
@@ -43,6 +46,7 @@ def test_ci_sample_of_this_machine_class_records_is_bit_identical(tmp_path, capf
     here = numerics.measured()
     runs = published_runs()
     mine = lambda run: (machine.compare(run["provenance"].get("numerics"), here).same  # noqa: E731
+                        and (run["provenance"].get("device") or "cpu") == "cpu"
                         and not (run.get("lineage") or {}).get("parent_run_id"))
     info = json.loads((REPO / "leaderboard" / "SNAPSHOT.json").read_text())
     plans = [(grid, planned_by(grid)) for grid in info["grids"]]  # a tuned grid plans its sweeps alone here
