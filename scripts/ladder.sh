@@ -8,14 +8,16 @@
 # an earlier session committed (ladder-progress/: a machine's end then loses only its runs in
 # flight, not a rung's hours of finished records).
 #   JOBS=2 scripts/ladder.sh          # both cores; records only (publish them with posbench publish)
-#   # every hour or so, and before a session ends: the unfinished rung's records (its grid and
-#   # size: the fourth rung's below), committed alone
-#   .venv/bin/posbench publish grids/ladder-lm-question.yaml --size large --out ladder-progress
+# Every hour or so, and before a session ends, commit the unfinished rung's records alone: the
+# command for the rung it is on is the line it printed last that starts with "rung".
 set -u
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 JOBS=${JOBS:-1}
-rung() { "$PYTHON" -m suite.cli.main run "grids/$1.yaml" --size "$2" --jobs "$JOBS" --no-ingest --quiet "${@:3}"; }
+rung() {
+    echo "rung $1 $2: save its records so far with: .venv/bin/posbench publish grids/$1.yaml --size $2 --out ladder-progress"
+    "$PYTHON" -m suite.cli.main run "grids/$1.yaml" --size "$2" --jobs "$JOBS" --no-ingest --quiet "${@:3}"
+}
 rung ladder-lm tiny --with-published  # the published records into results/ first (then tiny's, if any, remain)
 if [ -f ladder-progress/SNAPSHOT.json ]; then rung ladder-lm tiny --with-published ladder-progress; fi
 for size in tiny small; do
