@@ -9,16 +9,22 @@ module gives:
   rows' means (Kendall 1938, "A new measure of rank correlation", Biometrika 30:81-93; the b
   variant for ties, scipy.stats.kendalltau), with a **bootstrap 95% interval** (Efron and
   Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run,
-  so each resample draws seeds with replacement at each size, the sizes independently (their
-  runs are different runs) and **the same seeds for every row of a size**: a seed's runs share
-  their data and initialisation draws, so the rows of one seed move together, as the boards'
-  paired tests assume (suite.report.ranking); drawing each row's seeds on its own would add
-  that shared seed effect to every row's spread and widen the interval for nothing. A
-  degenerate interval (lo == hi: every resample gave the same tau) is not shown as an interval:
+  so each resample draws seeds with replacement at each size, **the same seeds at both sizes**
+  where both trained the same seeds (a seed draws the same training windows at every size, so
+  their noise is shared) and independently where they did not, and **the same seeds for every
+  row of a size**: a seed's runs share their data and initialisation draws, so the rows of one
+  seed move together, as the boards' paired tests assume (suite.report.ranking); drawing each
+  row's seeds on its own would add that shared seed effect to every row's spread and widen the
+  interval for nothing. A degenerate interval (lo == hi: 95% of the resamples or more gave one
+  tau) is not shown as an interval:
   resampling 3 seeds cannot move well-separated means past each other, so [1.00, 1.00] says the
   seeds were too few to show any spread, not that tau is known exactly. It reads "too few
-  seeds"; so does any interval from under :data:`INTERVAL_SEEDS` seeds a row (the percentile
-  bootstrap's coverage falls well short of 95% there, Efron and Tibshirani ch. 13). The
+  seeds" under :data:`INTERVAL_SEEDS` seeds a row, and above it "no interval", with the tau 95%
+  of the resamples gave: a bootstrap of 5 or 6 seeds understates the spread of a mean (no t
+  tails, and few distinct resamples), so the rank intervals, from the paired tests, say which
+  rows the seeds separate. An interval from under :data:`INTERVAL_SEEDS` seeds a row is not
+  shown either (the percentile bootstrap's coverage falls well short of 95% there, Efron and
+  Tibshirani ch. 13). The
   percentile interval is that of the tau of *measured* means: noise between seeds pulls tau
   towards 0 and the resampled means further, so where a seed's noise is as large as the gaps
   between rows the interval can sit below a true tau of 1 (simulated in
@@ -30,8 +36,9 @@ module gives:
   another row is first for certain; **"not decided at size X"** at the first where no row is
   (too few seeds, rows too close, fewer than two rows, or the leader not trained there),
   naming the row of the best mean there, or where another row is first at 0.05 but not at the
-  corrected level below; and **"no finding"** when no row is first for certain
-  at the smallest size. *First for certain* is read at the question's own column (16x for
+  corrected level below, or where the leader is first among fewer rows than at the smallest
+  size (naming the rows not trained there: one of them might have led it); and **"no finding"**
+  when no row is first for certain at the smallest size. *First for certain* is read at the question's own column (16x for
   language modelling, 4x for a task; a task board's own ranks are at its longest scale): the
   row ahead of every other there by the boards' paired tests, Holm-corrected over the board's
   pairs (suite.report.ranking). "Holds" needs the leader first at every column at level 0.05
@@ -55,6 +62,9 @@ Each budget trained at two sizes or more also has a finding of its own (:attr:`Q
 the same rules along that budget's boards alone, from its smallest size. That is the reading the
 second budget is there for (the same steps at every size: size apart from training tokens), and
 it stands where the main finding cannot (no row first for certain on the smallest main board).
+It is a finding among the rows that budget trained, and names them where the question has more
+(a ladder trains its second budget for a few rows, and a row it did not train may lead the
+question's other boards).
 
 Only the rows present at both sizes enter tau; the table lists every row of any column. Pure
 functions of :class:`Board` objects, so a simulation with known true means tests them
@@ -106,8 +116,9 @@ class Agreement:
             return "n/a"
         if self.interval_shown:
             return f"{self.tau:.2f} [{self.lo:.2f}, {self.hi:.2f}]"
-        if self.seeds >= INTERVAL_SEEDS:  # enough seeds; every resample kept the order of these few rows
-            return f"{self.tau:.2f} (no interval: every resample of {self.seeds}+ seeds a row gave the same order)"
+        if self.seeds >= INTERVAL_SEEDS:  # 95% of the resamples or more gave one tau: a spread the seeds understate
+            return (f"{self.tau:.2f} (no interval: at least 95% of the resamples gave {self.lo:.2f}, and a bootstrap "
+                    f"of as few as {self.seeds} seeds a row understates the spread)")
         return f"{self.tau:.2f} (too few seeds for an interval: {self.seeds} a row)"
 
 
@@ -135,7 +146,8 @@ class BudgetFinding:
     steps: int
     sizes: list[str]  # the column labels of its boards, smallest size first
     leader: str | None  # its smallest size's row first for certain
-    finding: str  # "alibi holds at every size", "no finding: ...", as Question.finding
+    finding: str  # "alibi holds at every size", "no finding: ...", as Question.finding; with its rows
+    # where the question has more ("..., among the 5 rows trained at 3,175 steps: alibi, nope, ...")
 
 
 def steps_of(board: Board) -> int | None:
@@ -173,13 +185,22 @@ def agreement(small: dict[str, dict[int, float]], large: dict[str, dict[int, flo
         return Agreement(size, None, None, None, len(rows), fewest)
     rng = np.random.default_rng(seed)
     sign = -1.0 if lower_is_better else 1.0
+    seeds_small = sorted({s for r in rows for s in small[r]})
+    seeds_large = sorted({s for r in rows for s in large[r]})
+    # A seed draws the training windows from one generator at every size (suite.data.windows), and at
+    # one size its initialisation too, so columns of the same seeds share noise (the published
+    # ladder's row-by-seed residuals correlate by +0.55 to +0.72 between two columns): each resample
+    # then draws the same seeds for both. Drawn independently, that shared noise would make the orders
+    # agree in the estimate and not in the resamples. Columns of other seeds are drawn independently.
+    draws_small = rng.integers(0, len(seeds_small), (resamples, len(seeds_small)))
+    draws_large = draws_small if seeds_small == seeds_large else rng.integers(0, len(seeds_large),
+                                                                              (resamples, len(seeds_large)))
 
-    def resampled(values: dict[str, dict[int, float]]) -> np.ndarray:
-        """(resamples, rows): each row's mean over the seeds one draw with replacement picked for
-        every row of the size (a row without one of them: its mean over those it has)."""
-        seeds = sorted({s for r in rows for s in values[r]})
+    def resampled(values: dict[str, dict[int, float]], seeds: list[int], draws: np.ndarray) -> np.ndarray:
+        """(resamples, rows): each row's mean over the seeds each draw with replacement picked for
+        every row of the column (a row without one of them: its mean over those it has)."""
         x = np.array([[values[r].get(s, np.nan) for s in seeds] for r in rows])  # rows x seeds
-        picked = x[:, rng.integers(0, len(seeds), (resamples, len(seeds)))]  # rows x resamples x draws
+        picked = x[:, draws]  # rows x resamples x draws
         there = ~np.isnan(picked)
         count = there.sum(axis=2)
         total = np.where(there, picked, 0.0).sum(axis=2)
@@ -188,9 +209,13 @@ def agreement(small: dict[str, dict[int, float]], large: dict[str, dict[int, flo
     # one call over the resamples' axis: one scipy call and its checks, not 2,000 (half the time);
     # only the statistic is used, so no exact p-value is computed for each resample (a fifth less).
     # A resample in which a row got none of its seeds has no tau (nan) and is left out.
-    taus = kendalltau(sign * resampled(small), sign * resampled(large), axis=1, method="asymptotic").statistic
+    taus = kendalltau(sign * resampled(small, seeds_small, draws_small), sign * resampled(large, seeds_large, draws_large),
+                      axis=1, method="asymptotic").statistic
     draws = taus[~np.isnan(taus)]
-    lo, hi = (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))) if draws.size else (None, None)
+    # percentiles of the draws themselves (inverted_cdf), not interpolated between two: tau takes
+    # a few values on few rows, and an end between them would be a tau no ranking has
+    lo, hi = ((float(np.percentile(draws, 2.5, method="inverted_cdf")), float(np.percentile(draws, 97.5, method="inverted_cdf")))
+              if draws.size else (None, None))
     return Agreement(size, tau, lo, hi, len(rows), fewest)
 
 
@@ -253,16 +278,26 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
         if q.leader is None:
             q.finding = "no finding: no row is first for certain at the smallest size"
         else:
-            q.finding = _finding(q.leader, others, every, column)
+            q.finding = _finding(q.leader, others, every, column, _rows_with_figures(base_board, column))
         if budgets:
-            q.by_budget = budget_findings(by_size, sizes, column)
+            q.by_budget = budget_findings(by_size, sizes, column, q.rows)
         out.append(q)
+    titles = defaultdict(list)
+    for q in out:
+        titles[q.title].append(q)
+    for same in (qs for qs in titles.values() if len(qs) > 1):  # one figure at two recipes: the recipe tells them apart
+        for q in same:
+            q.title += f" ({q.key[4]})"
     return sorted(out, key=lambda q: q.key[:3])
 
 
-def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str], column: str) -> list[BudgetFinding]:
+def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str], column: str,
+                    question_rows: list[str] | None = None) -> list[BudgetFinding]:
     """Per number of steps trained at two sizes or more (in ``sizes``' order), its finding: its
-    smallest size's row first for certain, read at each larger size's board of the same steps."""
+    smallest size's row first for certain, read at each larger size's board of the same steps.
+    First for certain among the rows that budget trained: where the question has more
+    (``question_rows``: a ladder trains its second budget for a few rows), the finding names them,
+    for a row it did not train may lead the question's other boards."""
     out = []
     for steps in sorted({st for s in sizes for st in by_size[s] if st is not None}):
         chain = [(s, by_size[s][steps]) for s in sizes if steps in by_size[s]]
@@ -270,13 +305,21 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
             continue
         labels = [_label(s, None, board) for s, board in chain]
         leader = first_for_certain(chain[0][1], column)
+        rows = _rows_with_figures(chain[0][1], column)
         if leader is None:
             finding = f"no finding: no row is first for certain at size {labels[0]}"
         else:
             later = list(zip(labels[1:], [b for _, b in chain[1:]]))
-            finding = f"{leader} {_finding(leader, later, 'every size', column)}"
+            finding = f"{leader} {_finding(leader, later, 'every size', column, rows)}"
+            if question_rows and set(question_rows) - set(rows):
+                finding += f", among the {len(rows)} rows trained at {steps:,} steps ({', '.join(sorted(rows))})"
         out.append(BudgetFinding(steps, labels, leader, finding))
     return out
+
+
+def _rows_with_figures(board: Board, column: str) -> list[str]:
+    """The board's rows with a figure at ``column`` (a seed's value, at least)."""
+    return [name for name, values in per_seed(board, column).items() if values]
 
 
 def _label(size: str, steps: int | None, board: Board) -> str:
@@ -294,11 +337,12 @@ def best_mean(board: Board, column: str) -> str | None:
     return (min(rows) if board.lower_is_better else max(rows))[1]
 
 
-def _finding(leader: str, others: list[tuple[str, Board]], every: str, column: str) -> str:
+def _finding(leader: str, others: list[tuple[str, Board]], every: str, column: str, base_rows: list[str]) -> str:
     """The finding over the columns after the smallest size's main board (module docstring):
     the first column where another row is first for certain at level ALPHA / m (m columns),
     the leader among the rows it is ahead of; else the first where the leader is not first for
-    certain at ALPHA; else "holds"."""
+    certain at ALPHA, or is first among fewer rows than it was at the smallest size
+    (``base_rows``: a row not trained there might have led it); else "holds"."""
     changed = next((label for label, board in others  # another row ahead of the leader too: it has figures there
                     if per_seed(board, column).get(leader)
                     and (first := first_for_certain(board, column, ALPHA / len(others))) not in (None, leader)), None)
@@ -306,10 +350,13 @@ def _finding(leader: str, others: list[tuple[str, Board]], every: str, column: s
         return f"changes at size {changed}"
     for label, board in others:
         first = first_for_certain(board, column)
-        if first == leader:
-            continue
-        if not per_seed(board, column).get(leader):
+        there = per_seed(board, column)
+        if not there.get(leader):
             return f"not decided at size {label}: {leader} has no figure there"
+        if first == leader:
+            if missing := [row for row in base_rows if not there.get(row)]:
+                return f"not decided at size {label}: {', '.join(missing)} not trained there"
+            continue
         if first is not None:  # ahead at 0.05, short of the 0.05 / m a change is claimed at
             return (f"not decided at size {label}: {first} is first for certain there at 0.05, not at the "
                     f"0.05 / {len(others)} a change among {len(others)} columns needs")
