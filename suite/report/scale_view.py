@@ -29,8 +29,8 @@ module gives:
   towards 0 and the resampled means further, so where a seed's noise is as large as the gaps
   between rows the interval can sit below a true tau of 1 (simulated in
   tests/report/test_scale_view.py; five rows, 6 seeds, 2,000 resamples, 150 ladders: it
-  covers a true 1 in 99% of them at noise 1.25x the gap between neighbours, mean estimate
-  0.87, and in 79% at noise 2x the gap, mean estimate 0.70);
+  covers a true 1 in 93% of them at noise 1.25x the gap between neighbours, mean estimate
+  0.87, and in 73% at noise 2x the gap, mean estimate 0.70);
 * a label for the question's finding, its best row: **"holds at every size"** when one row is
   first for certain at every size; **"changes at size X"** at the first larger size where
   another row is first for certain; **"not decided at size X"** at the first where no row is
