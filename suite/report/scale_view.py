@@ -64,7 +64,8 @@ second budget is there for (the same steps at every size: size apart from traini
 it stands where the main finding cannot (no row first for certain on the smallest main board).
 It is a finding among the rows that budget trained, and names them where the question has more
 (a ladder trains its second budget for a few rows, and a row it did not train may lead the
-question's other boards).
+question's other boards). Each finding is tested at its own level; a question's findings, which
+share boards, are not corrected for one another (the page says so).
 
 Only the rows present at both sizes enter tau; the table lists every row of any column. Pure
 functions of :class:`Board` objects, so a simulation with known true means tests them
