@@ -148,8 +148,8 @@ def _scale_board(board_kind: type[BoardKind], size, task, metric, shown_recipe, 
     board = Board(id=slug(kind, size, task, metric if board_kind.metric_in_id else None, id_part),
                   kind=kind, title=title, size=size, task=task, metric=metric, columns=columns,
                   entries=list(entries.values()), seeds=seeds, method=interval_text(most_seeds, share),
-                  lower_is_better=lower, chance=chance, train_len=recipe.seq_len, recipe=recipe.label, training_recipe=recipe,
-                  scales=scales, eval_len=eval_len)
+                  lower_is_better=lower, chance=chance, train_len=recipe.seq_len, recipe=recipe.label,
+                  training_recipe=recipe, scales=scales, eval_len=eval_len)
     if note := text_note(entries.values()):
         board.method += note
     if recipe.lr_sweep:  # a tuned grid (suite.plan.tuning): the board states its budget

@@ -11,41 +11,39 @@ module gives:
   Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run,
   so each resample draws seeds with replacement at each size, **the same seeds at both sizes**
   where both trained the same seeds (a seed draws the same training windows at every size, so
-  their noise is shared) and independently where they did not, and **the same seeds for every
-  row of a size**: a seed's runs share their data and initialisation draws, so the rows of one
-  seed move together, as the boards' paired tests assume (suite.report.ranking); drawing each
-  row's seeds on its own would add that shared seed effect to every row's spread and widen the
-  interval for nothing. A degenerate interval (lo == hi: 95% of the resamples or more gave one
-  tau) is not shown as an interval:
-  resampling 3 seeds cannot move well-separated means past each other, so [1.00, 1.00] says the
-  seeds were too few to show any spread, not that tau is known exactly. It reads "too few
-  seeds" under :data:`INTERVAL_SEEDS` seeds a row, and above it "no interval", with the tau 95%
-  of the resamples gave: a bootstrap of 5 or 6 seeds understates the spread of a mean (no t
-  tails, and few distinct resamples), so the rank intervals, from the paired tests, say which
-  rows the seeds separate. An interval from under :data:`INTERVAL_SEEDS` seeds a row is not
+  their noise is shared) and independently where they did not, and **the same seeds for every row
+  of a size**: a seed's runs share their data and initialisation draws, so the rows of one seed
+  move together, as the boards' paired tests assume (suite.report.ranking); drawing each row's
+  seeds on its own would add that shared seed effect to every row's spread and widen the interval
+  for nothing. A degenerate interval (lo == hi: 95% of the resamples or more gave one tau) is not
+  shown as an interval: resampling 3 seeds cannot move well-separated means past each other, so
+  [1.00, 1.00] says the seeds were too few to show any spread, not that tau is known exactly. It
+  reads "too few seeds" under :data:`INTERVAL_SEEDS` seeds a row, and above it "no interval", with
+  the tau 95% of the resamples gave: a bootstrap of 5 or 6 seeds understates the spread of a mean
+  (no t tails, and few distinct resamples), so the rank intervals, from the paired tests, say
+  which rows the seeds separate. An interval from under :data:`INTERVAL_SEEDS` seeds a row is not
   shown either (the percentile bootstrap's coverage falls well short of 95% there, Efron and
-  Tibshirani ch. 13). The
-  percentile interval is that of the tau of *measured* means: noise between seeds pulls tau
-  towards 0 and the resampled means further, so where a seed's noise is as large as the gaps
-  between rows the interval can sit below a true tau of 1 (simulated in
-  tests/report/test_scale_view.py; five rows, 6 seeds, 2,000 resamples, 150 ladders: it
-  covers a true 1 in 93% of them at noise 1.25x the gap between neighbours, mean estimate
-  0.87, and in 73% at noise 2x the gap, mean estimate 0.70);
+  Tibshirani ch. 13). The percentile interval is that of the tau of *measured* means: noise
+  between seeds pulls tau towards 0 and the resampled means further, so where a seed's noise is as
+  large as the gaps between rows the interval can sit below a true tau of 1 (simulated in
+  tests/report/test_scale_view.py; five rows, 6 seeds, 2,000 resamples, 150 ladders: it covers a
+  true 1 in 93% of them at noise 1.25x the gap between neighbours, mean estimate 0.87, and in 73%
+  at noise 2x the gap, mean estimate 0.70);
 * a label for the question's finding, its best row: **"holds at every size"** when one row is
-  first for certain at every size; **"changes at size X"** at the first larger size where
-  another row is first for certain; **"not decided at size X"** at the first where no row is
-  (too few seeds, rows too close, fewer than two rows, or the leader not trained there),
-  naming the row of the best mean there, or where another row is first at 0.05 but not at the
-  corrected level below, or where the leader is first among fewer rows than at the smallest
-  size (naming the rows not trained there: one of them might have led it); and **"no finding"**
-  when no row is first for certain at the smallest size. *First for certain* is read at the question's own column (16x for
-  language modelling, 4x for a task; a task board's own ranks are at its longest scale): the
-  row ahead of every other there by the boards' paired tests, Holm-corrected over the board's
-  pairs (suite.report.ranking). "Holds" needs the leader first at every column at level 0.05
-  (an intersection of claims needs no correction: each must hold); "changes" is a claim about
-  one of the m columns after the smallest, so another row must be first there at level
-  0.05 / m (Bonferroni over the columns), or the first change among m columns would be a false
-  one more often than 5% of the time.
+  first for certain at every size; **"changes at size X"** at the first larger size where another
+  row is first for certain; **"not decided at size X"** at the first where no row is (too few
+  seeds, rows too close, fewer than two rows, or the leader not trained there), naming the row of
+  the best mean there, or where another row is first at 0.05 but not at the corrected level below,
+  or where the leader is first among fewer rows than at the smallest size (naming the rows not
+  trained there: one of them might have led it); and **"no finding"** when no row is first for
+  certain at the smallest size. *First for certain* is read at the question's own column (16x for
+  language modelling, 4x for a task; a task board's own ranks are at its longest scale): the row
+  ahead of every other there by the boards' paired tests, Holm-corrected over the board's pairs
+  (suite.report.ranking). "Holds" needs the leader first at every column at level 0.05 (an
+  intersection of claims needs no correction: each must hold); "changes" is a claim about one of
+  the m columns after the smallest, so another row must be first there at level 0.05 / m
+  (Bonferroni over the columns), or the first change among m columns would be a false one more
+  often than 5% of the time.
 
 A size whose runs trained on a GPU (suite.report.board_classes.gpus_of) is labelled so: another
 device class, whose figures move by more than the CPU classes' tolerances, though the tiny rung
@@ -210,13 +208,13 @@ def agreement(small: dict[str, dict[int, float]], large: dict[str, dict[int, flo
     # one call over the resamples' axis: one scipy call and its checks, not 2,000 (half the time);
     # only the statistic is used, so no exact p-value is computed for each resample (a fifth less).
     # A resample in which a row got none of its seeds has no tau (nan) and is left out.
-    taus = kendalltau(sign * resampled(small, seeds_small, draws_small), sign * resampled(large, seeds_large, draws_large),
-                      axis=1, method="asymptotic").statistic
+    taus = kendalltau(sign * resampled(small, seeds_small, draws_small),
+                      sign * resampled(large, seeds_large, draws_large), axis=1, method="asymptotic").statistic
     draws = taus[~np.isnan(taus)]
     # percentiles of the draws themselves (inverted_cdf), not interpolated between two: tau takes
     # a few values on few rows, and an end between them would be a tau no ranking has
-    lo, hi = ((float(np.percentile(draws, 2.5, method="inverted_cdf")), float(np.percentile(draws, 97.5, method="inverted_cdf")))
-              if draws.size else (None, None))
+    ends = [float(np.percentile(draws, q, method="inverted_cdf")) for q in (2.5, 97.5)] if draws.size else [None, None]
+    lo, hi = ends
     return Agreement(size, tau, lo, hi, len(rows), fewest)
 
 

@@ -95,7 +95,8 @@ def test_a_seed_whose_rows_mix_machine_classes_is_named(cut, tmp_path):
     assert "so its paired differences include the classes' own difference" in notes
 
 
-# every field of a machine class (suite.core.machine.CLASS_FIELDS), as a record of the family 25, model 1 AMD EPYC names them
+# every field of a machine class (suite.core.machine.CLASS_FIELDS), as a record of the AMD EPYC of family 25,
+# model 1 names them
 ZEN3 = {"cpu": "AMD EPYC", "vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model_id": "1", "stepping": "1",
         "simd": "sse4_2 avx avx2 fma f16c", "mkl_branch": "AUTO,STRICT", "onednn_isa": "Intel AVX2",
         "torch": "2.13.0+cpu", "blas": "mkl", "machine": "x86_64"}
