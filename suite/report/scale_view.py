@@ -277,7 +277,7 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
         if q.leader is None:
             q.finding = "no finding: no row is first for certain at the smallest size"
         else:
-            q.finding = _finding(q.leader, others, every, column, _rows_with_figures(base_board, column))
+            q.finding = _finding(q.leader, others, every, column, _rows_with_figures(base))
         if budgets:
             q.by_budget = budget_findings(by_size, sizes, column, q.rows)
         out.append(q)
@@ -304,7 +304,7 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
             continue
         labels = [_label(s, None, board) for s, board in chain]
         leader = first_for_certain(chain[0][1], column)
-        rows = _rows_with_figures(chain[0][1], column)
+        rows = _rows_with_figures(per_seed(chain[0][1], column))
         if leader is None:
             finding = f"no finding: no row is first for certain at size {labels[0]}"
         else:
@@ -316,9 +316,9 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
     return out
 
 
-def _rows_with_figures(board: Board, column: str) -> list[str]:
-    """The board's rows with a figure at ``column`` (a seed's value, at least)."""
-    return [name for name, values in per_seed(board, column).items() if values]
+def _rows_with_figures(values: dict[str, dict[int, float]]) -> list[str]:
+    """The rows with a figure (a seed's value, at least) in a column's per-seed values (:func:`per_seed`)."""
+    return [name for name, seeds in values.items() if seeds]
 
 
 def _label(size: str, steps: int | None, board: Board) -> str:
