@@ -15,7 +15,9 @@ module gives:
   of a size**: a seed's runs share their data and initialisation draws, so the rows of one seed
   move together, as the boards' paired tests assume (suite.report.ranking); drawing each row's
   seeds on its own would add that shared seed effect to every row's spread and widen the interval
-  for nothing. A degenerate interval (lo == hi: 95% of the resamples or more gave one tau) is not
+  for nothing. A row trained on fewer seeds than its column's others gets none of them in some
+  resamples (3 of 6 seeds: (1/2)^6, about 1.6% of them); those resamples have no tau and are left
+  out, so the interval is conditional on every row having a mean. A degenerate interval (lo == hi: 95% of the resamples or more gave one tau) is not
   shown as an interval: resampling 3 seeds cannot move well-separated means past each other, so
   [1.00, 1.00] says the seeds were too few to show any spread, not that tau is known exactly. It
   reads "too few seeds" under :data:`INTERVAL_SEEDS` seeds a row, and above it "no interval", with
@@ -47,7 +49,9 @@ module gives:
 
 A size whose runs trained on a GPU (suite.report.board_classes.gpus_of) is labelled so: another
 device class, whose figures move by more than the CPU classes' tolerances, though the tiny rung
-re-run on a GPU kept its order at 16x (docs/how-to/run-on-a-gpu.md, "The device effect").
+re-run on a GPU kept its order at 16x (docs/how-to/run-on-a-gpu.md, "The device effect"). A
+finding that holds across such a column says so ("holds at every size (across devices: base on
+a GPU)"): what held there held across a change of device as well as of size.
 
 **Budgets.** A size can have boards of the same recipe that differ only in steps (a size ladder
 trains each rung at two budgets, grids/ladder-lm-budget.yaml, to separate size from training
@@ -361,7 +365,8 @@ def _finding(leader: str, others: list[tuple[str, Board]], every: str, column: s
                     f"0.05 / {len(others)} a change among {len(others)} columns needs")
         return (f"not decided at size {label}: no row is first for certain there "
                 f"(best mean: {best_mean(board, column) or 'none'})")
-    return f"holds at {every}"
+    gpu = [label for label, board in others if board.gpus]  # a device change is part of what held
+    return f"holds at {every}" + (f" (across devices: {', '.join(gpu)})" if gpu else "")
 
 
 def _rows(base: Board, others: list[Board], column: str) -> list[str]:

@@ -247,7 +247,7 @@ def test_a_size_trained_on_a_gpu_is_labelled_so():
             board.gpus = ["cuda:NVIDIA H200 (bf16-mixed)"]
     (q,) = questions(built, ["tiny", "base"], FAST)
     assert [label for label, _ in q.columns] == ["tiny", "base on a GPU"]
-    assert q.finding == "holds at every size"
+    assert q.finding == "holds at every size (across devices: base on a GPU)"
 
 
 def test_a_seed_effect_every_row_shares_leaves_the_interval_as_it_is():
