@@ -4,15 +4,19 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 GRID   ?= grids/default.yaml
+TORCH  := 2.13.0+cpu
 JOBS   ?= 2  # worker processes: two single-threaded tiny models use 2 cores better than one
 
 .PHONY: run test test-fast site system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	# torch first and pinned: this resolves to the local CPU wheel; a looser
-	# requirement pulls several GB of CUDA packages.
-	$(VENV)/bin/pip install --quiet torch==2.13.0
+	# torch first, pinned, and its CPU build: from PyPI, torch==2.13.0 pulls several GB of CUDA
+	# packages. A copy pip already finds (a find-links folder of its configuration) comes first;
+	# else PyTorch's own CPU index. Both are the same build, 2.13.0+cpu, which records name.
+	$(VENV)/bin/pip install --quiet torch==$(TORCH) 2>/dev/null || { \
+	  echo "pip finds no local copy of torch $(TORCH): installing it from PyTorch's CPU index"; \
+	  $(VENV)/bin/pip install --quiet torch==$(TORCH) --index-url https://download.pytorch.org/whl/cpu; }
 	$(VENV)/bin/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
