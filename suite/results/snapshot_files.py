@@ -20,8 +20,11 @@ from typing import Annotated, Iterator
 
 import pydantic
 from pydantic import Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 from suite.core.boundary.bounded import SMALL_JSON, SNAPSHOT_LINES, Refused, json_lines, read_json
+from suite.core.boundary.names import name_problem
+from suite.core.boundary.text import MAX_LABEL, text_problem
 from suite.results.bench_records import check_bench
 from suite.results.machine_paths import without_machine_paths
 from suite.results.record_checks import ID_FORM, is_id, samples_path
@@ -128,11 +131,31 @@ def sample_source(folder: Path, eval_id: str) -> Path:
     return path
 
 
+def _name(value: str) -> str:
+    if problem := name_problem(value):
+        raise PydanticCustomError("name", problem)
+    return value
+
+
+def _text(value: str) -> str:
+    if problem := text_problem(value, MAX_LABEL):
+        raise PydanticCustomError("text", problem)
+    return value
+
+
+# SNAPSHOT.json comes with the snapshot: a grid's name becomes a path (grids/<name>.yaml, which
+# replicate plans and so imports what the grid names), the rest is shown on the site and the
+# terminal. So names are names (suite.core.boundary.names), text is one line of text, commits hex.
+_Name = Annotated[str, pydantic.AfterValidator(_name)]
+_Text = Annotated[str, pydantic.AfterValidator(_text)]
+_Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}(-dirty)?$")]  # git rev-parse, "-dirty" with changes
+
+
 class _Machine(pydantic.BaseModel):
-    cpu: str | None = None
+    cpu: _Text | None = None
     cores: int | None = None
     memory_gib: float | None = None
-    system: str | None = None
+    system: _Text | None = None
 
 
 class SnapshotInfo(pydantic.BaseModel):
@@ -140,25 +163,23 @@ class SnapshotInfo(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(extra="ignore")  # a later version's summary may say more
 
-    grids: list[str] = []
-    git_commit: str | None = None
-    record_commits: list[str] = []
+    grids: list[_Name] = Field([], max_length=1_000)
+    git_commit: _Commit | None = None
+    record_commits: list[_Commit] = Field([], max_length=100_000)
     # the CPU models the records name (their numerics); older snapshots say only the publishing machine's
-    record_cpus: list[Annotated[str, StringConstraints(max_length=200)]] = Field([], max_length=1_000)
-    published_at: str | None = None
-    computed_from: str | None = None
-    computed_to: str | None = None
+    record_cpus: list[_Text] = Field([], max_length=1_000)
+    published_at: _Text | None = None
+    computed_from: _Text | None = None
+    computed_to: _Text | None = None
     machine: _Machine = _Machine()
     cpu_seconds: float = 0.0
     training_runs: int = 0
     evaluations: int = 0
     pieces_missing: int = 0
     # grid -> its sizes left out until every piece of them is recorded (posbench publish --whole-sizes)
-    sizes_left_out: dict[Annotated[str, StringConstraints(max_length=100)],
-                         Annotated[list[Annotated[str, StringConstraints(max_length=100)]],
-                                   Field(min_length=1, max_length=100)]] = \
+    sizes_left_out: dict[_Name, Annotated[list[_Name], Field(min_length=1, max_length=100)]] = \
         Field({}, max_length=1_000)
-    bench: list[Annotated[str, StringConstraints(max_length=100)]] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
+    bench: list[_Name] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
 
 
 def read_info(folder: Path) -> dict:
@@ -175,8 +196,8 @@ def read_info(folder: Path) -> dict:
     try:
         return SnapshotInfo.model_validate(data).model_dump()
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        raise RecordError(path, f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        raise RecordError(path, "; ".join(problems)) from None
 
 
 def published_ids(folder: Path) -> set[str] | None:

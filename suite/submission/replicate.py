@@ -107,12 +107,17 @@ class Replication:
 
 
 def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list[str]]:
-    """run_id -> the snapshot's grids (by name, from ``grids/<name>.yaml``) that plan it, in name order."""
+    """run_id -> the snapshot's grids (by name, from ``grids/<name>.yaml``) that plan it, in name order.
+    The names come from the snapshot: each is a name (SNAPSHOT.json's check, again here) and its
+    file the project's own, reached through no link, for planning a grid imports what it names."""
+    from suite.core.boundary.names import check_name
+    from suite.core.boundary.paths import own_path
     from suite.plan.grid import load_plan
 
     out: dict[str, list[str]] = defaultdict(list)
     for name in sorted(snapshot_grids):
-        path = project.root / "grids" / f"{name}.yaml"
+        check_name(name, "a grid the snapshot names")
+        path = own_path(project.root, project.root / "grids" / f"{name}.yaml")  # a link: OutsideProject, refused
         if not path.is_file():
             continue
         _, plan = load_plan(path, project)
