@@ -168,11 +168,12 @@ def cmd_eval(args) -> int:
         for t in unknown:
             err_console.print(f"--tasks: unknown task '{t}'{did_you_mean(t, TASKS)}; known: {', '.join(TASKS)}", markup=False)
         return 1
-    from suite.specs.project_code import check_record_code
+    from suite.specs.project_code import check_record_code, check_record_data
 
     try:
         record = read_record(project.runs / f"{args.run}.json", "training_run")
         check_record_code(record.run, project.root, "run")  # a record chooses no code: before anything is imported
+        check_record_data(record.run, project.root, "run")  # nor the data it reads
         run = TrainingRun.from_dict(record.run)
     except (RecordError, ValueError) as exc:
         err_console.print(f"error: {exc}", markup=False)

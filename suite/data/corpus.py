@@ -86,6 +86,12 @@ class CorpusSource:
         """The spec with its paths made absolute (relative ones are to the task file's folder ``base``)."""
         return spec
 
+    def check_recorded(self, spec: CorpusSpec, project_root: Path) -> None:
+        """A spec rebuilt from a record (verify, replicate, eval), not read from a task file: raise
+        CorpusPathError where it would read where no task file of ``project_root`` may read (a
+        record is a stranger's; a task file's paths are checked by :meth:`resolve`). Nothing to
+        check for a source that reads no path of this machine."""
+
 
 CORPUS_SOURCES: Registry[CorpusSource] = Registry(
     "corpus source", CorpusSource, members=("suite.data.file_corpus", "suite.data.pinned_corpus", "suite.data.hf_corpus"))

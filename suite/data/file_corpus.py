@@ -152,6 +152,20 @@ class Folder(_Files):
                                           f"must be allowed by {DATA_DIRS_ENV} (folders separated by '{os.pathsep}')")
         return spec.model_copy(update={"path": str(folder)})
 
+    def check_recorded(self, spec, project_root):
+        check_data_folder(Path(spec.path or ""), project_root, "path")
+
+
+def check_data_folder(folder: Path, project_root: Path, field: str) -> None:
+    """CorpusPathError (on ``field``) unless ``folder``, absolute or relative to the project's
+    ``tasks/``, lies where a task file of the project may read: the project or POSBENCH_DATA_DIRS."""
+    folder = (Path(project_root) / "tasks" / folder).resolve()
+    allowed = allowed_data_roots(Path(project_root) / "tasks")
+    if not any(folder.is_relative_to(root) for root in allowed):
+        raise CorpusPathError(field, f"{folder} is outside the project ({allowed[0]}): a record names no data folder "
+                                     f"elsewhere (one that {DATA_DIRS_ENV} allows, folders separated by '{os.pathsep}', "
+                                     "excepted)")
+
 
 DATA_DIRS_ENV = "POSBENCH_DATA_DIRS"
 

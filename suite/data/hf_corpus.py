@@ -149,7 +149,17 @@ class HfDatasets(CorpusSource):
         return spec.dataset
 
     def resolve(self, spec, base):
+        from suite.data.file_corpus import check_data_folder
+
         folder = base / spec.dataset
         if folder.is_dir():  # a folder beside the task file; otherwise a name in the datasets cache
+            check_data_folder(folder, Path(base).resolve().parent, "dataset")  # as a folder corpus: the project's
             return spec.model_copy(update={"dataset": str(folder.resolve())})
         return spec
+
+    def check_recorded(self, spec, project_root):
+        from suite.data.file_corpus import check_data_folder
+
+        dataset = Path(spec.dataset or "")
+        if dataset.is_absolute() or (spec.dataset or "").startswith("."):  # a folder, not a name in the cache
+            check_data_folder(dataset, project_root, "dataset")

@@ -88,6 +88,32 @@ def check_record_code(data: dict, root: Path, where: str = "run", allowed: froze
                              "(refused before anything was imported)")
 
 
+def check_record_data(data: dict, root: Path, where: str = "run") -> None:
+    """ValueError naming the field when the record's run, or a parent it continues from, reads a
+    corpus where no task file of the project at ``root`` may read (a folder outside it and the
+    folders POSBENCH_DATA_DIRS allows: suite.data.file_corpus). A record is a stranger's, and its
+    id is no check: whoever edits a record can hash it again."""
+    import pydantic
+
+    from suite.data.corpus import CorpusPathError, source_of
+    from suite.specs import CorpusSpec
+
+    level, field = data, where
+    while isinstance(level, dict):
+        corpus = level.get("task", {}).get("corpus") if isinstance(level.get("task"), dict) else None
+        if isinstance(corpus, dict):
+            try:
+                spec = CorpusSpec.model_validate(corpus)
+            except pydantic.ValidationError:
+                spec = None  # not a corpus this version reads: rebuilding the run refuses it, at its field
+            if spec is not None:
+                try:
+                    source_of(spec).check_recorded(spec, root)
+                except CorpusPathError as exc:
+                    raise ValueError(f"{field}.task.corpus.{exc.field}: {exc}") from None
+        level, field = level.get("parent"), f"{field}.parent"
+
+
 @contextlib.contextmanager
 def project_code(root: Path):
     """Within this block the registries import only the external code the project's specs name."""

@@ -138,11 +138,12 @@ def verify(path: Path, project: Project, evaluations: bool = True, log=print) ->
     checked against the project's specs before anything it names is imported, and while it is
     rebuilt and re-run only the code the project's specs name is imported
     (suite.specs.project_code): a record chooses no code."""
-    from suite.specs.project_code import check_record_code, project_code
+    from suite.specs.project_code import check_record_code, check_record_data, project_code
 
     record = read_record(path, "training_run")
     try:
         check_record_code(record.run, project.root, "run")
+        check_record_data(record.run, project.root, "run")  # nor the data it reads
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     with project_code(project.root):

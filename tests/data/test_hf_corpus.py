@@ -107,6 +107,18 @@ def test_a_datasets_corpus_needs_a_dataset(tmp_path):
         CorpusSpec(kind="datasets")
 
 
+def test_a_dataset_folder_outside_the_project_is_refused(saved, project_root: Path, tmp_path_factory):
+    """As a folder corpus's: a task file from anyone must not read the reviewer's files."""
+    import shutil
+
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "mydata"
+    shutil.copytree(saved, elsewhere)
+    task = write_yaml(project_root / "tasks" / "hf.yaml", {"name": "hf", "kind": "lm",
+                                                           "corpus": {"kind": "datasets", "dataset": str(elsewhere)}})
+    with pytest.raises(Exception, match="outside the project"):
+        load_task(task)
+
+
 def test_a_task_names_a_folder_beside_it_and_trains_on_it(saved, project_root: Path, tiny_grid):
     """A real Lightning fit and evaluation on a datasets corpus (windows read from the map)."""
     import shutil
