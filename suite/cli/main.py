@@ -33,7 +33,7 @@ from suite.cli.grid import cmd_eval, cmd_plan, cmd_run
 from suite.cli.results import cmd_ingest, cmd_leaderboard, cmd_publish, cmd_rescore, cmd_site
 from suite.cli.submit import cmd_new_encoding, cmd_replicate, cmd_submit, cmd_verify
 from suite.cli.validate import cmd_validate
-from suite.results.records import RecordError
+from suite.results.records import RecordError, RecordErrors
 from suite.specs import SpecErrors
 from suite.submission.scaffold import FAMILIES
 
@@ -219,6 +219,10 @@ def main(argv=None) -> int:
         return report_errors(exc.errors)
     except FileNotFoundError as exc:
         err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)
+        return 1
+    except RecordErrors as exc:  # several: a line each
+        for error in exc.errors:
+            err_console.print(one_line(f"error: {error}"), markup=False, soft_wrap=True)
         return 1
     except RecordError as exc:  # a record or snapshot that cannot be used: its file and why, on one line
         err_console.print(one_line(f"error: {exc}"), markup=False, soft_wrap=True)

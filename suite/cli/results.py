@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 from pathlib import Path
 
 from suite.cli.common import console, ingest_records, project_of, render_site, sweep_chooser
@@ -27,20 +26,13 @@ def published_database(project, folder: str):
     touching results/: built once per snapshot content into .cache/published/
     (suite.results.snapshot_cache), then read from there; yields (database, SNAPSHOT.json, runs,
     evaluations)."""
-    from suite.cli.common import err_console
     from suite.results.snapshot import read_info
     from suite.results.snapshot_cache import published_database as cached
 
     source = (project.root / folder).resolve()
     info = read_info(source)
-    built = cached(source, project.root / ".cache" / "published")
-    try:
-        for problem in built.problems:
-            err_console.print(f"skipped {problem}", markup=False, soft_wrap=True)
-        yield built.database, info, built.runs, built.evaluations
-    finally:
-        if built.problems:  # a build with problems is not kept: its scratch folder goes (suite.results.snapshot_cache)
-            shutil.rmtree(built.database.parent, ignore_errors=True)
+    built = cached(source, project.root / ".cache" / "published")  # a snapshot with any problem: RecordErrors
+    yield built.database, info, built.runs, built.evaluations
 
 
 def site_published(project, folder: str) -> int:

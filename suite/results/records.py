@@ -37,6 +37,16 @@ class RecordError(Exception):
         super().__init__(f"{path}: {reason}")
 
 
+class RecordErrors(RecordError):
+    """Several records or files that cannot be used, each a RecordError: a command reports every
+    one (a line each) and stops, having changed nothing."""
+
+    def __init__(self, errors: list[RecordError]):
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.path, first.reason + (f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""))
+
+
 class NewerRecord(RecordError):
     """A record file a later posbench wrote (a newer schema version, a key this one does not know):
     :func:`status_of` stops on it instead of redoing the piece over it."""

@@ -6,8 +6,8 @@ The file is kept in ``.cache/published/<key>.duckdb`` (results/ is left alone), 
 hashes every file of the snapshot (its name and bytes) and the source of this stage
 (``suite/results``: the code that turns records into tables), so an edited snapshot or an edited
 ingest builds anew, never reads a stale file. Only the latest key is kept. A snapshot with a
-record DuckDB could not hold is not cached: its problems are reported on every call, as without a
-cache.
+record DuckDB cannot hold, or a per-sample file over its bounds, is refused: every such problem is
+reported (RecordErrors), nothing is kept, and the command renders nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,15 +32,34 @@ class Cached:
     database: Path
     runs: int
     evaluations: int
-    problems: list  # RecordError: only for a build that was not cached
+
+
+def _files(root: Path) -> list[Path]:
+    """Every file under ``root``, sorted; RecordError at the first link, FIFO or device: a
+    snapshot comes from anyone, and a link read here would read whatever it points at (a FIFO
+    would never end the read) before any other check of the snapshot has run."""
+    from suite.results.records import RecordError
+
+    out = []
+    for current, folders, names in os.walk(root):  # links to folders are not followed: checked below
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        for name in [*folders, *names]:
+            path = Path(current) / name
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise RecordError(path, "a link, not a file of the snapshot's own: refused")
+            if name in names:
+                if not stat.S_ISREG(mode):
+                    raise RecordError(path, "not a regular file (a FIFO or a device): refused")
+                out.append(path)
+    return sorted(out)
 
 
 def content_key(folder: Path) -> str:
     """A hash of the snapshot's files (relative name and bytes) and of this stage's source."""
     h = hashlib.sha256()
     for root, label in ((Path(folder), "snapshot"), (STAGE, "code")):
-        files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-        for path in files:
+        for path in _files(root):
             h.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
             with open(path, "rb") as f:
                 while block := f.read(CHUNK):
@@ -51,13 +71,22 @@ def content_key(folder: Path) -> str:
 def published_database(folder: Path, cache: Path) -> Cached:
     """The database of the snapshot ``folder``, from ``cache`` when its key is there, else built
     (suite.results.store.ingest_snapshot) and, when it had no problem, kept there."""
+    from suite.core.boundary.paths import OutsideProject, own_path
+    from suite.results.records import RecordError, RecordErrors
     from suite.results.store import ingest_snapshot
 
+    # the cache is written and its old files deleted: a link at it or above it (a clone can hold
+    # one) would have them written and deleted wherever it points; the project root is its parent's
+    try:
+        own_path(cache.parent.parent, cache)
+    except OutsideProject:
+        raise RecordError(cache, "it, or a folder above it, is a link: the cache's files are written and deleted, "
+                                 "which through a link would happen wherever it points; remove the link") from None
     key = content_key(folder)
     database, counts = cache / f"{key}.duckdb", cache / f"{key}.json"
     if database.is_file() and counts.is_file():
         known = json.loads(counts.read_text())
-        return Cached(database, known["runs"], known["evaluations"], [])
+        return Cached(database, known["runs"], known["evaluations"])
     # built in a scratch folder outside the project: a snapshot refused half-way, or one with
     # problems, leaves nothing in the project (the caller removes the scratch folder of the latter)
     scratch = Path(tempfile.mkdtemp(prefix="posbench-published-"))
@@ -67,8 +96,9 @@ def published_database(folder: Path, cache: Path) -> Cached:
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    if report.problems:  # reported by the caller on every call: nothing kept to hide them
-        return Cached(staging, report.runs, report.evaluations, report.problems)
+    if report.problems:  # a record DuckDB cannot hold, a per-sample file too large: all refused, nothing kept
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise RecordErrors(report.problems)
     cache.mkdir(parents=True, exist_ok=True)
     part = cache / f".tmp-{os.getpid()}-{key}.duckdb"
     shutil.move(staging, part)  # across file systems; then renamed in one step
@@ -82,4 +112,4 @@ def published_database(folder: Path, cache: Path) -> Cached:
         if old.is_file() and not old.name.startswith((key, ".tmp-")):
             old.unlink(missing_ok=True)
     stale_aside(cache, ".tmp-")
-    return Cached(database, report.runs, report.evaluations, [])
+    return Cached(database, report.runs, report.evaluations)

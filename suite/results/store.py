@@ -175,7 +175,9 @@ def ingest_snapshot(folder: Path, database: Path) -> IngestReport:
     published site is rendered this way. The snapshot is a stranger's and is checked as unpack
     checks it: one bad line, file or per-sample link refuses all of it (RecordError naming the
     file and line) before the database is touched. As in :func:`ingest`, a record DuckDB cannot
-    hold or a per-sample file it cannot read is reported, not fatal."""
+    hold or a per-sample file it cannot read or that is over its bounds is reported in the
+    report's problems; the published database refuses a snapshot with any
+    (suite.results.snapshot_cache)."""
     from suite.results.snapshot_files import EVALS, RUNS, read_bench, read_info, read_records, sample_source
 
     folder = Path(folder)
@@ -228,6 +230,64 @@ def replace_metrics(database: Path, records: list) -> None:
         _insert(con, METRICS.name, METRICS.names, [row for r in records for row in metric_rows(r)])
 
 
+# A per-sample file comes with a snapshot from anyone, and Parquet's dictionary encoding lets a
+# file of kilobytes hold gigabytes of text (one long value repeated on every row): bounded before
+# any of it enters the database. The published files hold at most 400 rows, 87 KB of data and
+# values of 128 characters; these leave them room to grow.
+SAMPLE_ROWS = 100_000  # rows of one file
+SAMPLE_DATA = 16 << 20  # bytes of one file's data as Parquet stores it, decompressed (its metadata's)
+SAMPLE_VALUE = 64 << 10  # characters of one text value
+SAMPLE_TEXT = 16 << 20  # characters of one file's text in all, each repeat of a value counted
+
+
+def _oversized_samples(con, paths: list[str]) -> dict[str, str]:
+    """path -> what is over the bounds above, for the per-sample files that are. The metadata is
+    read first (no value is), then the text columns' lengths, which DuckDB computes on the
+    dictionary without writing a repeated value out (a file of 400 values of 2 MB each: 70 MB of
+    memory). One statement each for all files (a statement a file would cost seconds on a
+    snapshot); where one fails, file by file, and a file DuckDB cannot read at all is left to the
+    reading below, which names it."""
+    out: dict[str, str] = {}
+    text = [name for name, kind in SAMPLES.columns[2:] if kind == "VARCHAR"]
+    metadata = ("SELECT file_name, coalesce(sum(row_group_num_rows) FILTER (WHERE column_id = 0), 0), "
+                "coalesce(sum(total_uncompressed_size), 0) FROM parquet_metadata(?) GROUP BY file_name")
+
+    def lengths(columns: list[str]) -> str:
+        return (f"SELECT filename, max(greatest(0, {', '.join(f'coalesce(strlen({n}), 0)' for n in columns)})), "
+                f"sum(0 + {' + '.join(f'coalesce(strlen({n}), 0)' for n in columns)}) "
+                "FROM read_parquet(?, union_by_name = true, filename = true) GROUP BY filename")
+
+    def each(statement, files: list[str]) -> list[tuple]:
+        """``statement`` (or, given a file's text columns, the statement for them) over all files in
+        one go; file by file where that fails."""
+        try:
+            return con.execute(statement(text) if callable(statement) else statement, [files]).fetchall()
+        except duckdb.Error:
+            found = []
+            for path in files:
+                try:
+                    if callable(statement):  # a file may lack a text column (union_by_name fills it in for several)
+                        schema = {name for (name,) in con.execute("SELECT name FROM parquet_schema(?)", [path]).fetchall()}
+                        if not [n for n in text if n in schema]:
+                            continue
+                        found += con.execute(statement([n for n in text if n in schema]), [[path]]).fetchall()
+                    else:
+                        found += con.execute(statement, [[path]]).fetchall()
+                except duckdb.Error:
+                    pass  # unreadable: named by the reading below
+            return found
+
+    for path, rows, data in each(metadata, paths):
+        if rows > SAMPLE_ROWS or data > SAMPLE_DATA:
+            out[path] = (f"{rows:,} rows and {data:,} bytes of data: a per-sample file holds at most "
+                         f"{SAMPLE_ROWS:,} rows and {SAMPLE_DATA:,} bytes")
+    for path, longest, total in each(lengths, [p for p in paths if p not in out]):
+        if (longest or 0) > SAMPLE_VALUE or (total or 0) > SAMPLE_TEXT:
+            out[path] = (f"a value of {longest or 0:,} characters and {total or 0:,} in all: a per-sample file holds "
+                         f"values of at most {SAMPLE_VALUE:,} characters and {SAMPLE_TEXT:,} in all")
+    return out
+
+
 def _insert_samples(con, records: list, samples_of, problems: list[RecordError]) -> None:
     """Every evaluation's per-sample outputs (suite.results.samples) into the samples table, from
     the file its id names (``samples_of(eval_id)``; a record's ``samples`` only says that it has
@@ -237,6 +297,13 @@ def _insert_samples(con, records: list, samples_of, problems: list[RecordError])
     file costs 3 ms, a third of ingesting the published snapshot); otherwise, or if that
     statement fails, file by file, so that each bad one is named and the others are kept."""
     wanted = [r for r in records if r.samples]
+    if not wanted:
+        return
+    oversized = _oversized_samples(con, [str(samples_of(r.eval_id)) for r in wanted])
+    for rec in [r for r in wanted if str(samples_of(r.eval_id)) in oversized]:
+        problems.append(RecordError(samples_of(rec.eval_id), f"per-sample outputs of {rec.eval_id} refused: "
+                                                             f"{oversized[str(samples_of(rec.eval_id))]}"))
+    wanted = [r for r in wanted if str(samples_of(r.eval_id)) not in oversized]
     if not wanted:
         return
     names = [name for name, _ in SAMPLES.columns[2:]]
