@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field
 
 from suite.core.boundary.bounded import RECORD_FILE, Refused, read_json
+from suite.core.boundary.text import text_problem
 from suite.results.record_checks import is_name
 from suite.results.records import RecordError
 
@@ -60,7 +61,14 @@ def _paths(value: str) -> str:
 
 Name = Annotated[str, AfterValidator(_name)]
 Paths = Annotated[str, AfterValidator(_paths)]
-Text = Annotated[str, StringConstraints(max_length=500)]
+def _text(value: str) -> str:
+    # shown on the cost board's page and in the terminal: no control or bidirectional character
+    if problem := text_problem(value, 500):
+        raise ValueError(problem)
+    return value
+
+
+Text = Annotated[str, AfterValidator(_text)]
 Number = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=2**53)]
 Positive = Annotated[int, Field(gt=0, le=2**31)]

@@ -70,6 +70,8 @@ def problem(record) -> str | None:
         value = getattr(record, field, None)
         if value is not None and (found := text_problem(value, limit)):  # shown in tables, pages and terminals
             return f"{field}: {found}"
+    if found := _text_problem(record):
+        return found
     if record.status not in STATUSES:
         return f"status: {record.status!r} is not one of {', '.join(STATUSES)}"
     if record.kind == "evaluation" and record.status == "done" and not record.metrics:
@@ -87,4 +89,45 @@ def problem(record) -> str | None:
         value = getattr(record, field, None)
         if value is not None and value != expected:
             return f"{field}: {value!r} is not {expected!r}, the only path its id gives (a record names no other path)"
+    return None
+
+
+MAX_TRACEBACK = 100_000  # a failure's traceback: many frames, each a few lines
+
+
+def _strings(value, where: str):
+    """(where, string) for every string in a JSON-like value, keys included."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{where} key", key
+            yield from _strings(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}.{i}")
+
+
+def _text_problem(record) -> str | None:
+    """The first free text of ``record`` that may not be shown as it is (suite.core.boundary.text):
+    its provenance (commits, corpus, machine class, versions), its figures' labels, its failure's
+    reason and traceback.
+    Each reaches a page, a table or a terminal; a figure's task and metric also name boards."""
+    for i, row in enumerate(getattr(record, "metrics", None) or ()):
+        if not all(is_name(part) for part in str(row.task).split("/")) or text_problem(row.task, MAX_LABEL):
+            return f"metrics.{i}.task: {row.task!r} is not a task name (names joined by '/')"
+        if not is_name(row.metric):
+            return f"metrics.{i}.metric: {row.metric!r} is not a name"
+        for field in ("source", "window_policy"):
+            value = getattr(row, field)
+            if value is not None and (found := text_problem(value, MAX_TEXT)):
+                return f"metrics.{i}.{field}: {found}"
+    provenance = {key: value for key, value in vars(record.provenance).items() if key != "calibration"}
+    for where, value in _strings(provenance, "provenance"):
+        if found := text_problem(value, MAX_TEXT):
+            return f"{where}: {found}"
+    for field, limit in (("reason", MAX_TEXT), ("scale_behaviour", MAX_TEXT), ("traceback", MAX_TRACEBACK)):
+        value = getattr(record, field, None)
+        if value is not None and (found := text_problem(value, limit, lines=True)):
+            return f"{field}: {found}"
     return None
