@@ -40,6 +40,16 @@ def test_every_bad_value_of_every_profile_is_named_with_its_line(tmp_path):
                      (11, "profiles.evil.sbatch_extra.2")]
 
 
+@pytest.mark.parametrize("time", ["\u0661\u0662:\u0660\u0660:\u0660\u0660", "\uff11:00"])  # Arabic-Indic, fullwidth
+def test_a_time_of_digits_sbatch_does_not_read_is_named(tmp_path, time):
+    """sbatch reads ASCII digits; a pattern's \\d takes any script's (a profile passed them before)."""
+    path = tmp_path / "slurm-profiles.yaml"
+    path.write_text(f"profiles:\n  p:\n    time: \"{time}\"\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_profiles(path)
+    assert [(e.line, e.field) for e in caught.value.errors] == [(3, "profiles.p.time")]
+
+
 def test_the_shipped_profiles_and_good_values_pass(tmp_path):
     from tests.conftest import REPO
 

@@ -41,7 +41,8 @@ PROFILES_FILE = "slurm-profiles.yaml"
 # What sbatch accepts, and nothing that could end an #SBATCH line or start a shell line: a profile
 # file may come from anyone (a pull request), and its values are written into a script.
 NAME_LIST = r"^[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*$"  # a partition, an account (or a comma list of them)
-DURATION = r"^(?i:unlimited|infinite)$|^(\d+-)?\d+(:\d{1,2}){0,2}$"  # sbatch --time: [D-]H[:M[:S]], M, M:S
+# sbatch --time: [D-]H[:M[:S]], M, M:S; ASCII digits ([0-9], not \d, which takes any script's digits)
+DURATION = r"^(?i:unlimited|infinite)$|^([0-9]+-)?[0-9]+(:[0-9]{1,2}){0,2}$"
 
 
 class Profile(pydantic.BaseModel):
