@@ -133,6 +133,8 @@ CASES = {
     "an encoding twice": (edit_bench(lambda r, p: r["rows"][1].update(encoding="nope")), BENCH,
                           "rows: encoding 'nope' twice"),
     "a huge title": (edit_bench(lambda r, p: r["machine"].update(cpu="x" * 10_000)), BENCH, "machine.cpu"),
+    "a display name that reorders and clears": (edit_bench(lambda r, p: r["rows"][0].update(
+        display_name="RoPE\u202egnp.exe\x1b[2J")), BENCH, "rows.0.display_name: Value error, character U+202E"),
     "not gzip": (lambda folder, parent: (folder / BENCH).write_bytes(b"{}\n"), BENCH, "not a readable gzip stream"),
     "not JSON lines": (lambda folder, parent: (folder / BENCH).write_bytes(gzip.compress(b"{not json\n")), BENCH,
                        "line 1: not a JSON record"),

@@ -80,19 +80,28 @@ def write_results(project: Project, grid: Path, text_folder: Path) -> None:
             provenance=Provenance(wall_s=1.0, finished_at="2026-11-21T10:00:00+00:00")), project.evals)
 
 
-@pytest.fixture
-def world(tmp_path: Path, text_folder: Path, monkeypatch):
-    """(the folder around the project, the project root, its grid): the project has published its
-    grid's records into leaderboard/ and then lost its results/, as a fresh checkout has. The
-    temporary folders a command makes (``site --published`` builds its database in one) lie
-    in the folder around the project too, so that a file escaping from them is seen."""
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    root = tmp_path / "project"
+@pytest.fixture(scope="module")
+def published_project(tmp_path_factory, text_folder: Path) -> Path:
+    """A project that has published its grid's records into leaderboard/ and then lost its
+    results/, as a fresh checkout has: made once, copied for each test (:func:`world`)."""
+    root = tmp_path_factory.mktemp("hostile") / "project"
     grid = make_project(root, text_folder)
     assert main(["--root", str(root), "publish", str(grid)]) == 0
     shutil.rmtree(root / "results")
-    return tmp_path, root, grid
+    return root
+
+
+@pytest.fixture
+def world(tmp_path: Path, published_project: Path, monkeypatch):
+    """(the folder around the project, the project root, its grid): a copy of the published
+    project of its own. The temporary folders a command makes (``site --published`` builds its
+    database in one) lie in the folder around the project too, so that a file escaping from them
+    is seen."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    root = tmp_path / "project"
+    shutil.copytree(published_project, root, symlinks=True)
+    return tmp_path, root, root / "grids" / "hostile.yaml"
 
 
 def tree(folder: Path) -> dict[str, int]:
@@ -152,6 +161,34 @@ def link_samples(folder: Path, parent: Path) -> None:
     target.symlink_to(parent / "secret.txt")
 
 
+def edit_info(change):
+    """SNAPSHOT.json with ``change`` applied to it."""
+    def apply(folder: Path, parent: Path) -> None:
+        info = json.loads((folder / "SNAPSHOT.json").read_text())
+        change(info)
+        (folder / "SNAPSHOT.json").write_text(json.dumps(info))
+    return apply
+
+
+def sample_bomb(folder: Path, parent: Path) -> None:
+    """The per-sample file replaced by one of a few kilobytes that holds 800 MB of text: one value
+    of 2,000,000 characters on each of 400 rows, which Parquet's dictionary stores once."""
+    import duckdb
+
+    target = next((folder / "samples").glob("*.parquet"))
+    bomb = parent / "bomb.parquet"
+    duckdb.sql(f"COPY (SELECT * REPLACE (repeat('A', 2000000) AS target) FROM read_parquet('{target}'), range(400)) "
+               f"TO '{bomb}' (FORMAT parquet, COMPRESSION zstd)")
+    shutil.move(bomb, target)
+
+
+def link_beside(folder: Path, parent: Path) -> None:
+    """A file of the snapshot that is a link to a file of the reader's machine (read by nothing but
+    the cache's key, which hashes every file)."""
+    (parent / "secret.txt").write_text("a private key")
+    (folder / "notes.txt").symlink_to(parent / "secret.txt")
+
+
 # case -> (the edit, the file the error names, what it says)
 CASES = {
     "run_id traversal": (edit_first("runs.jsonl.gz", lambda r, p: r.update(run_id="../../../ESC-run")),
@@ -187,6 +224,22 @@ CASES = {
     "samples a link": (link_samples, ".parquet", "a link, not a file"),
     "samples missing": (lambda folder, parent: next((folder / "samples").glob("*.parquet")).unlink(), ".parquet",
                         "missing: evaluation"),
+    # replicate plans the grids SNAPSHOT.json names, from grids/<name>.yaml: a path there would plan
+    # (and import the evaluators of) a grid file of the snapshot's choosing
+    "grid name a path": (edit_info(lambda info: info.update(grids=["../leaderboard/evil"])), "SNAPSHOT.json",
+                         "grids.0: '../leaderboard/evil' is not a name"),
+    "control character in SNAPSHOT.json": (edit_info(lambda info: info.update(record_cpus=["AMD\u202eEPYC"])),
+                                           "SNAPSHOT.json", "record_cpus.0: character U+202E"),
+    "control character in a figure's source": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
+        source="lm-eval\u001b[2J")), "evals.jsonl.gz", "metrics.0.source: character U+001B"),
+    "a task name that is not one": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
+        task="lm\u202etxt.exe")), "evals.jsonl.gz", "metrics.0.task: 'lm\\u202etxt.exe' is not a task name"),
+    "control character in provenance": (edit_first("runs.jsonl.gz", lambda r, p: r["provenance"].update(
+        git_commit="0123abc\u0007")), "runs.jsonl.gz", "provenance.git_commit: character U+0007"),
+    "a seed beyond 64 bits": (edit_first("runs.jsonl.gz", lambda r, p: r.update(seed=2 ** 63)), "runs.jsonl.gz",
+                              "does not fit a 64-bit integer"),
+    "per-sample dictionary bomb": (sample_bomb, ".parquet", "a value of 2,000,000 characters"),
+    "a link beside the records": (link_beside, "notes.txt", "a link, not a file of the snapshot's own"),
 }
 
 
@@ -230,6 +283,44 @@ def test_a_real_process_refuses_with_one_line_and_no_traceback(world):
     assert done.returncode == 1
     assert done.stderr.strip().count("\n") == 0 and "is not an id" in done.stderr and "Traceback" not in done.stderr
     assert tree(parent) == before
+
+
+def test_a_link_at_the_published_cache_is_refused_and_nothing_is_written_or_deleted_through_it(world, capsys):
+    """``.cache/published`` is written and its old files deleted: a link there (a clone can hold
+    one) would have a render delete the files of the folder it points at."""
+    parent, root, _ = world
+    victim = parent / "victim"
+    victim.mkdir()
+    (victim / "thesis.tex").write_text("years of work")
+    (root / ".cache").mkdir()
+    (root / ".cache" / "published").symlink_to(victim)
+    refused(capsys, ["--root", str(root), "site", "--published"], parent, ".cache/published", "is a link")
+    assert [p.name for p in victim.iterdir()] == ["thesis.tex"]
+
+
+def test_replicate_plans_no_grid_file_the_snapshot_names_by_a_path(world, capsys):
+    parent, root, _ = world
+    CASES["grid name a path"][0](root / "leaderboard", parent)
+    refused(capsys, ["--root", str(root), "replicate", "--sample", "1"], parent, "SNAPSHOT.json",
+            "grids.0: '../leaderboard/evil' is not a name")
+
+
+def test_verify_reads_no_data_folder_a_record_names_outside_the_project(world, capsys):
+    """A folder corpus's path is left out of a run's id (suite.plan.grid.task_content), and an id
+    is no check anyway (whoever edits a record hashes it again): verify refuses a record whose run
+    reads a folder where no task file of the project may, before it reads anything."""
+    parent, root, _ = world
+    victim = parent / "home"
+    victim.mkdir()
+    (victim / "id_rsa").write_text("a private key")
+    with gzip.open(root / "leaderboard" / "runs.jsonl.gz", "rt") as f:
+        record = json.loads(f.readline())
+    record["run"]["task"]["corpus"] = {"kind": "folder", "path": str(victim), "glob": "**/*"}
+    (root / "results" / "runs").mkdir(parents=True)
+    path = root / "results" / "runs" / f"{record['run_id']}.json"
+    path.write_text(json.dumps(record))
+    refused(capsys, ["--root", str(root), "verify", str(path), "--no-evals"], parent, str(path),
+            f"run.task.corpus.path: {victim} is outside the project")
 
 
 def test_the_sound_snapshot_renders_and_nothing_it_publishes_holds_a_machine_path(world, text_folder, capsys):
