@@ -70,7 +70,8 @@ def content_key(folder: Path) -> str:
 
 def published_database(folder: Path, cache: Path) -> Cached:
     """The database of the snapshot ``folder``, from ``cache`` when its key is there, else built
-    (suite.results.store.ingest_snapshot) and, when it had no problem, kept there."""
+    (suite.results.store.ingest_snapshot) and kept there; RecordErrors naming every problem of
+    a snapshot that had any, with nothing kept."""
     from suite.core.boundary.paths import OutsideProject, own_path
     from suite.results.records import RecordError, RecordErrors
     from suite.results.store import ingest_snapshot
@@ -88,7 +89,7 @@ def published_database(folder: Path, cache: Path) -> Cached:
         known = json.loads(counts.read_text())
         return Cached(database, known["runs"], known["evaluations"])
     # built in a scratch folder outside the project: a snapshot refused half-way, or one with
-    # problems, leaves nothing in the project (the caller removes the scratch folder of the latter)
+    # problems, leaves nothing in the project
     scratch = Path(tempfile.mkdtemp(prefix="posbench-published-"))
     staging = scratch / "posbench.duckdb"
     try:
