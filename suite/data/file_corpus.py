@@ -162,9 +162,8 @@ def check_data_folder(folder: Path, project_root: Path, field: str) -> None:
     folder = (Path(project_root) / "tasks" / folder).resolve()
     allowed = allowed_data_roots(Path(project_root) / "tasks")
     if not any(folder.is_relative_to(root) for root in allowed):
-        raise CorpusPathError(field, f"{folder} is outside the project ({allowed[0]}): a record names no data folder "
-                                     f"elsewhere (one that {DATA_DIRS_ENV} allows, folders separated by '{os.pathsep}', "
-                                     "excepted)")
+        raise CorpusPathError(field, f"{folder} is outside the project ({allowed[0]}); a data folder elsewhere "
+                                     f"must be allowed by {DATA_DIRS_ENV} (folders separated by '{os.pathsep}')")
 
 
 DATA_DIRS_ENV = "POSBENCH_DATA_DIRS"
