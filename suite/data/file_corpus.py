@@ -153,13 +153,24 @@ class Folder(_Files):
         return spec.model_copy(update={"path": str(folder)})
 
     def check_recorded(self, spec, project_root):
-        check_data_folder(Path(spec.path or ""), project_root, "path")
+        check_recorded_folder(spec.path or "", project_root, "path")
+
+
+def check_recorded_folder(value: str, project_root: Path, field: str) -> None:
+    """A data folder as a record names it: an absolute path (reading its task file made it one:
+    a relative one would be read from wherever the command runs, ``~`` from a home folder), where
+    :func:`check_data_folder` allows."""
+    if not Path(value).is_absolute():
+        raise CorpusPathError(field, f"{value!r}: a record names its data folder by an absolute path (its task file "
+                                     "made it one); a relative one would be read from wherever the command runs")
+    check_data_folder(Path(value), project_root, field)
 
 
 def check_data_folder(folder: Path, project_root: Path, field: str) -> None:
-    """CorpusPathError (on ``field``) unless ``folder``, absolute or relative to the project's
-    ``tasks/``, lies where a task file of the project may read: the project or POSBENCH_DATA_DIRS."""
-    folder = (Path(project_root) / "tasks" / folder).resolve()
+    """CorpusPathError (on ``field``) unless ``folder`` (as it is read: relative to the working
+    folder), links resolved, lies where a task file of the project may read: the project or a
+    folder POSBENCH_DATA_DIRS names."""
+    folder = Path(folder).resolve()
     allowed = allowed_data_roots(Path(project_root) / "tasks")
     if not any(folder.is_relative_to(root) for root in allowed):
         raise CorpusPathError(field, f"{folder} is outside the project ({allowed[0]}); a data folder elsewhere "

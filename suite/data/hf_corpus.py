@@ -158,8 +158,11 @@ class HfDatasets(CorpusSource):
         return spec
 
     def check_recorded(self, spec, project_root):
-        from suite.data.file_corpus import check_data_folder
+        from suite.data.file_corpus import check_recorded_folder
 
-        dataset = Path(spec.dataset or "")
-        if dataset.is_absolute() or (spec.dataset or "").startswith("."):  # a folder, not a name in the cache
-            check_data_folder(dataset, project_root, "dataset")
+        # read as a folder where the reader finds one (open_splits: the name with ~ expanded, from the
+        # working folder); a name in the datasets cache has no ~, no '..' and no leading '/' or '.'
+        name = spec.dataset or ""
+        read_as = Path(name).expanduser()
+        if read_as.exists() or read_as.is_absolute() or ".." in read_as.parts or name.startswith((".", "~")):
+            check_recorded_folder(name, project_root, "dataset")

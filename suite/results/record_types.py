@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Union
 
 import pydantic
 
-from suite.results.record_checks import problem
+from suite.results.record_checks import json_problem, problem
 from suite.results.rows import CurveRow, MetricRow
 
 SCHEMA_VERSION = 2
@@ -216,6 +216,8 @@ def from_json(data: dict) -> Record:
     if unknown:
         raise NewerRecordError(f"{unknown[0]}: a key this posbench does not know (a record of a later version? "
                                "update posbench)")
+    if found := json_problem(data):
+        raise RecordContentError(found)
     fields = {k: v for k, v in data.items() if k not in ("schema_version", "kind")}
     provenance = TrainingProvenance if cls is TrainingRecord else Provenance
     known = {f.name for f in dataclasses.fields(provenance)}

@@ -185,7 +185,7 @@ class SnapshotInfo(pydantic.BaseModel):
 def read_info(folder: Path) -> dict:
     """SNAPSHOT.json of ``folder``; FileNotFoundError when there is none, RecordError when it is unusable."""
     path = Path(folder) / SNAPSHOT
-    if not path.is_file() and not path.is_symlink():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"{path} does not exist: no published snapshot in {folder} (posbench publish writes one)")
     try:
         data = read_json(path, SMALL_JSON)

@@ -238,6 +238,7 @@ SAMPLE_ROWS = 100_000  # rows of one file
 SAMPLE_DATA = 16 << 20  # bytes of one file's data as Parquet stores it, decompressed (its metadata's)
 SAMPLE_VALUE = 64 << 10  # characters of one text value
 SAMPLE_TEXT = 16 << 20  # characters of one file's text in all, each repeat of a value counted
+SAMPLES_TEXT = 1 << 30  # characters of a snapshot's per-sample files in all (the published: 64 million)
 
 
 def _oversized_samples(con, paths: list[str]) -> dict[str, str]:
@@ -277,14 +278,29 @@ def _oversized_samples(con, paths: list[str]) -> dict[str, str]:
                     pass  # unreadable: named by the reading below
             return found
 
-    for path, rows, data in each(metadata, paths):
+    # each column of ours as ours is: text stored as text (a binary or list column is not measured
+    # as text below, and would be converted to text on the way in), nothing nested
+    columns = {name for name, _ in SAMPLES.columns[2:]}
+    schema = ("SELECT file_name, name, type, converted_type, logical_type, num_children FROM parquet_schema(?)")
+    for path, name, physical, converted, logical, children in each(schema, paths):
+        if name in columns and (children or 0) > 0:
+            out[path] = f"column {name!r} holds nested values: a per-sample file's columns are plain"
+        elif name in text and not (physical == "BYTE_ARRAY" and (converted == "UTF8" or "String" in str(logical or ""))):
+            stored = " ".join(str(part) for part in (physical, converted or logical) if part)
+            out[path] = f"column {name!r} is {stored}, not text"
+    for path, rows, data in each(metadata, [p for p in paths if p not in out]):
         if rows > SAMPLE_ROWS or data > SAMPLE_DATA:
             out[path] = (f"{rows:,} rows and {data:,} bytes of data: a per-sample file holds at most "
                          f"{SAMPLE_ROWS:,} rows and {SAMPLE_DATA:,} bytes")
-    for path, longest, total in each(lengths, [p for p in paths if p not in out]):
+    so_far = 0
+    for path, longest, total in sorted(each(lengths, [p for p in paths if p not in out])):
+        so_far += total or 0
         if (longest or 0) > SAMPLE_VALUE or (total or 0) > SAMPLE_TEXT:
             out[path] = (f"a value of {longest or 0:,} characters and {total or 0:,} in all: a per-sample file holds "
                          f"values of at most {SAMPLE_VALUE:,} characters and {SAMPLE_TEXT:,} in all")
+        elif so_far > SAMPLES_TEXT:  # every file from the one that passes the snapshot's bound on
+            out[path] = (f"the per-sample files up to this one hold {so_far:,} characters: a snapshot's hold at "
+                         f"most {SAMPLES_TEXT:,} in all")
     return out
 
 

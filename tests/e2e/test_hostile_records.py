@@ -233,12 +233,16 @@ CASES = {
     "control character in a figure's source": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
         source="lm-eval\u001b[2J")), "evals.jsonl.gz", "metrics.0.source: character U+001B"),
     "a task name that is not one": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
-        task="lm\u202etxt.exe")), "evals.jsonl.gz", "metrics.0.task: 'lm\\u202etxt.exe' is not a task name"),
+        task="lm\u202etxt.exe")), "evals.jsonl.gz", "metrics.0.task: character U+202E"),
     "control character in provenance": (edit_first("runs.jsonl.gz", lambda r, p: r["provenance"].update(
         git_commit="0123abc\u0007")), "runs.jsonl.gz", "provenance.git_commit: character U+0007"),
     "a seed beyond 64 bits": (edit_first("runs.jsonl.gz", lambda r, p: r.update(seed=2 ** 63)), "runs.jsonl.gz",
                               "does not fit a 64-bit integer"),
     "per-sample dictionary bomb": (sample_bomb, ".parquet", "a value of 2,000,000 characters"),
+    "a figure's length beyond 64 bits": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
+        eval_len=2 ** 63)), "evals.jsonl.gz", "metrics.0.eval_len: 9223372036854775808 does not fit a 64-bit integer"),
+    "a learning curve's name that reorders": (edit_first("runs.jsonl.gz", lambda r, p: r.update(
+        learning_curve={"ZQ3\u202e": [1.0]})), "runs.jsonl.gz", "learning_curve.key 'ZQ3\\u202e': character U+202E"),
     "a link beside the records": (link_beside, "notes.txt", "a link, not a file of the snapshot's own"),
 }
 
