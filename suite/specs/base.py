@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import typing
-from typing import Annotated
 
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from pydantic_core import PydanticCustomError
-
-from suite.core.boundary.names import name_problem
-from suite.core.boundary.text import MAX_LABEL, text_problem
-
+from suite.core.boundary.fields import Label, Name  # noqa: F401 (Label: re-exported to the spec kinds)
 from suite.core.registry import did_you_mean
 from suite.core.yamldoc import SpecError, YamlDoc
 
@@ -121,22 +116,9 @@ def _model_in(annotation):
     return None
 
 
-def _name(value: str) -> str:
-    if problem := name_problem(value):
-        raise PydanticCustomError("name", problem)
-    return value
-
-
-def _label(value: str) -> str:
-    if problem := text_problem(value, MAX_LABEL):
-        raise PydanticCustomError("label", problem)
-    return value
-
-
 # What a spec's name may be (it names its file, pages and jobs) and what one line of text shown
-# in a table may hold: the boundary's allow-lists (suite.core.boundary), for every spec kind.
-SpecName = Annotated[str, pydantic.AfterValidator(_name)]
-Label = Annotated[str, pydantic.AfterValidator(_label)]
+# in a table may hold: the boundary's allow-lists (suite.core.boundary.fields), for every spec kind.
+SpecName = Name
 
 
 class Spec(BaseModel):
