@@ -20,11 +20,9 @@ from typing import Annotated, Iterator
 
 import pydantic
 from pydantic import Field, StringConstraints
-from pydantic_core import PydanticCustomError
 
 from suite.core.boundary.bounded import SMALL_JSON, SNAPSHOT_LINES, Refused, json_lines, read_json
-from suite.core.boundary.names import name_problem
-from suite.core.boundary.text import MAX_LABEL, text_problem
+from suite.core.boundary.fields import Label, Name
 from suite.results.bench_records import check_bench
 from suite.results.machine_paths import without_machine_paths
 from suite.results.record_checks import ID_FORM, is_id, samples_path
@@ -131,23 +129,10 @@ def sample_source(folder: Path, eval_id: str) -> Path:
     return path
 
 
-def _name(value: str) -> str:
-    if problem := name_problem(value):
-        raise PydanticCustomError("name", problem)
-    return value
-
-
-def _text(value: str) -> str:
-    if problem := text_problem(value, MAX_LABEL):
-        raise PydanticCustomError("text", problem)
-    return value
-
-
 # SNAPSHOT.json comes with the snapshot: a grid's name becomes a path (grids/<name>.yaml, which
 # replicate plans and so imports what the grid names), the rest is shown on the site and the
-# terminal. So names are names (suite.core.boundary.names), text is one line of text, commits hex.
-_Name = Annotated[str, pydantic.AfterValidator(_name)]
-_Text = Annotated[str, pydantic.AfterValidator(_text)]
+# terminal. So names are names, text is one line of text (suite.core.boundary.fields), commits hex.
+_Name, _Text = Name, Label
 _Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}(-dirty)?$")]  # git rev-parse, "-dirty" with changes
 
 
