@@ -218,7 +218,8 @@ def test_a_snapshot_file_that_is_a_link_is_refused(published, capsys, name):
     assert tree(parent) == before
 
 
-@pytest.mark.parametrize("left_out", [{"g": "medium"}, {"g": ["x" * 101]}, ["medium"], {"g": []}])
+@pytest.mark.parametrize("left_out", [{"g": "medium"}, {"g": ["x" * 201]}, {"g": ["../medium"]}, {"../g": ["medium"]},
+                                      ["medium"], {"g": []}])
 def test_a_snapshot_summary_naming_sizes_left_out_wrongly_is_refused(published, capsys, left_out):
     parent, root, _ = published
     path = root / "leaderboard" / "SNAPSHOT.json"
