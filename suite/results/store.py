@@ -242,8 +242,9 @@ SAMPLES_TEXT = 1 << 30  # characters of a snapshot's per-sample files in all (th
 
 
 def _oversized_samples(con, paths: list[str]) -> dict[str, str]:
-    """path -> what is over the bounds above, for the per-sample files that are. The metadata is
-    read first (no value is), then the text columns' lengths, which DuckDB computes on the
+    """path -> what is over the bounds above, for the per-sample files that are. The schema is
+    read first (our columns stored as ours: text as text, nothing nested), then the metadata (no
+    value is read for either), then the text columns' lengths, which DuckDB computes on the
     dictionary without writing a repeated value out (a file of 400 values of 2 MB each: 70 MB of
     memory). One statement each for all files (a statement a file would cost seconds on a
     snapshot); where one fails, file by file, and a file DuckDB cannot read at all is left to the
