@@ -180,7 +180,13 @@ def cmd_eval(args) -> int:
         return 1
     encoding = load_encoding(project.spec_path("encodings", args.encoding, project.root)) if args.encoding else run.encoding
     requests = [EvalRequest("lmeval_task", {"task": t, "examples": args.examples}) for t in tasks]
-    module = load_checkpoint(checkpoint)
+    try:
+        module = load_checkpoint(checkpoint)
+    except Exception as exc:  # truncated, corrupt, not a checkpoint: whatever torch or Lightning raises
+        first = (str(exc).splitlines() or [""])[0][:300]  # torch's messages run over many lines
+        err_console.print(f"error: {checkpoint}: cannot be read ({type(exc).__name__}: {first}); `posbench run` of "
+                          "its grid trains the run again", markup=False, soft_wrap=True)
+        return 1
     console.print(f"evaluating {run.label} [dim]{run.run_id}[/] as {encoding.name} on {', '.join(tasks)} at {scales}x")
     for evaluation in evaluations_for(run, [encoding], requests, scales):
         report_evaluation(console, evaluate(evaluation, module, project, log=console.print))

@@ -401,6 +401,7 @@ def test_a_local_fault_is_one_line(world, capsys, argv, fault, expected):
         argv = ["eval", run_id, *argv[2:]]
         one_line(capsys, ["--root", str(root), *argv], "--scales", "'abc' is not a whole number")
         one_line(capsys, ["--root", str(root), *argv[:-1], "0,-1"], "--scales", "'0' is not a whole number")
+        one_line(capsys, ["--root", str(root), *argv[:-2]], f"{run_id}.ckpt", "cannot be read")  # the 'x' checkpoint
         return
     if expected is None:  # the command recovers: a garbage database is built anew
         capsys.readouterr()
