@@ -145,11 +145,7 @@ class Folder(_Files):
         folder = (base / spec.path).resolve()
         if not folder.is_dir():
             raise CorpusPathError("path", f"no such directory: {folder}")
-        allowed = allowed_data_roots(base)
-        if not any(folder.is_relative_to(root) for root in allowed):
-            # a task file from anyone (a pull request) must not read the reviewer's files
-            raise CorpusPathError("path", f"{folder} is outside the project ({allowed[0]}); a data folder elsewhere "
-                                          f"must be allowed by {DATA_DIRS_ENV} (folders separated by '{os.pathsep}')")
+        check_data_folder(folder, base, "path")  # a task file from anyone (a pull request) must not read the reviewer's files
         return spec.model_copy(update={"path": str(folder)})
 
     def check_recorded(self, spec, project_root):
@@ -163,15 +159,15 @@ def check_recorded_folder(value: str, project_root: Path, field: str) -> None:
     if not Path(value).is_absolute():
         raise CorpusPathError(field, f"{value!r}: a record names its data folder by an absolute path (its task file "
                                      "made it one); a relative one would be read from wherever the command runs")
-    check_data_folder(Path(value), project_root, field)
+    check_data_folder(Path(value), Path(project_root) / "tasks", field)
 
 
-def check_data_folder(folder: Path, project_root: Path, field: str) -> None:
+def check_data_folder(folder: Path, task_folder: Path, field: str) -> None:
     """CorpusPathError (on ``field``) unless ``folder`` (as it is read: relative to the working
-    folder), links resolved, lies where a task file of the project may read: the project or a
-    folder POSBENCH_DATA_DIRS names."""
+    folder), links resolved, lies where a task file in ``task_folder`` may read: its project or a
+    folder POSBENCH_DATA_DIRS names (:func:`allowed_data_roots`)."""
     folder = Path(folder).resolve()
-    allowed = allowed_data_roots(Path(project_root) / "tasks")
+    allowed = allowed_data_roots(task_folder)
     if not any(folder.is_relative_to(root) for root in allowed):
         raise CorpusPathError(field, f"{folder} is outside the project ({allowed[0]}); a data folder elsewhere "
                                      f"must be allowed by {DATA_DIRS_ENV} (folders separated by '{os.pathsep}')")

@@ -153,7 +153,7 @@ class HfDatasets(CorpusSource):
 
         folder = base / spec.dataset
         if folder.is_dir():  # a folder beside the task file; otherwise a name in the datasets cache
-            check_data_folder(folder, Path(base).resolve().parent, "dataset")  # as a folder corpus: the project's
+            check_data_folder(folder, base, "dataset")  # as a folder corpus's: the project's, or one allowed
             return spec.model_copy(update={"dataset": str(folder.resolve())})
         return spec
 

@@ -61,6 +61,8 @@ def _paths(value: str) -> str:
 
 Name = Annotated[str, AfterValidator(_name)]
 Paths = Annotated[str, AfterValidator(_paths)]
+
+
 def _text(value: str) -> str:
     # shown on the cost board's page and in the terminal: no control or bidirectional character
     if problem := text_problem(value, 500):

@@ -129,10 +129,9 @@ def _walk(value) -> tuple[list, str] | None:
         for key, item in value.items():
             if type(key) is str and (found := _text(key)):
                 return [f"key {key!r}"], found
-            if type(item) in (str, dict, list) or type(item) is int:
-                if (found := _walk(item)) is not None:
-                    found[0].append(key)
-                    return found
+            if type(item) in (str, dict, list, int) and (found := _walk(item)) is not None:
+                found[0].append(key)
+                return found
         return None
     if kind is list:
         if set(map(type, value)) <= _NUMBERS:  # a curve: a whole list at once (most of a record's values)
