@@ -30,19 +30,20 @@ def pytest_configure(config):
     numerics.pin()
 
 
-# The slowest test files, slowest first (the seconds of their tests, `pytest --durations=120`,
-# 2026-11-29, the AMD EPYC of family 25, model 17, two workers, nothing else running:
-# replicate_this_class 180, reliability 83, slurm 60, numerics_verify 56, bad_inputs 48 in many
-# small cases, replicate_committed 46, published_site 40, replicate 31; every other file under 25;
-# docs/benchmarks.md). This class's bit-for-bit sample re-trains the cheapest published run of the
-# machine's class: here a 3.2M-weight, 600-step run; on a class with tiny published runs, seconds.
+# The slowest test files, slowest first (the seconds of their tests, `pytest --durations=0` in a
+# fresh clone's `make test`, 2026-11-29, the AMD EPYC of family 25, model 17, two workers, nothing
+# else running: replicate_this_class 100, reliability 79, slurm 54, replicate_committed 50,
+# published_site 44, numerics_verify 34, replicate 32, bad_inputs 28 in many small cases; every
+# other file under 28; docs/benchmarks.md). This class's bit-for-bit sample re-trains the cheapest
+# published run of the machine's class: here a six-layer tiny run of about a minute; on a class
+# with 600-step tiny published runs, seconds; on a class no record names in full, nothing.
 # pytest-xdist hands each worker a whole file (--dist loadfile) in the order of collection
 # (--no-loadscope-reorder, pyproject.toml): started first, the long files finish while the short
 # ones fill the other worker, instead of one worker running a two-minute file alone at the end
 # (its default order, most tests first, put it last).
 SLOWEST_FILES = ("e2e/test_replicate_this_class.py", "e2e/test_reliability.py", "e2e/test_slurm.py",
-                 "e2e/test_numerics_verify.py", "e2e/test_bad_inputs.py", "e2e/test_replicate_committed.py",
-                 "e2e/test_published_site.py", "e2e/test_replicate.py")
+                 "e2e/test_replicate_committed.py", "e2e/test_published_site.py", "e2e/test_numerics_verify.py",
+                 "e2e/test_replicate.py", "e2e/test_bad_inputs.py")
 
 
 def pytest_collection_modifyitems(session, config, items):

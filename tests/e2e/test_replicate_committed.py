@@ -4,9 +4,9 @@ on the class a record names, within the measured cross-class tolerances
 (suite/results/tolerances.yaml) elsewhere, and every headline holding or its board saying it
 does not hold (or may not) on this class. Each sample is a file of its own
 (tests/e2e/test_replicate_this_class.py has this class's bit-for-bit one), so that pytest-xdist
-runs them on two workers at once rather than one after the other: where this machine's class
-has only medium-size published runs (the AMD EPYC of family 25, model 17), that one re-trains
-for about three minutes."""
+runs them on two workers at once rather than one after the other: that one re-trains a run of
+this machine's class, about a minute on the AMD EPYC of family 25, model 17 (three minutes until
+its only published runs were the ladder's 3.2M-weight ones)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,9 @@ def test_ci_sample_of_this_machine_class_records_is_bit_identical(tmp_path, capf
     class (every record made before records named their class names none).
     (Until 2026-11-28 the cheapest of the first grid holding such records: on the AMD EPYC of
     family 25, model 1, a 1,000-step canonical-lm run of 67 s by its records, where a 600-step
-    ladder run of 14 s was there.)"""
+    ladder run of 14 s was there. On the AMD EPYC of family 25, model 17 the cheapest was a
+    3.2M-weight ladder run of 167 s until gemma3's records were computed again there on
+    2026-11-29: now a six-layer tiny run of about a minute.)"""
     from tests.conftest import REPO
 
     here = numerics.measured()
