@@ -132,15 +132,14 @@ def sample_source(folder: Path, eval_id: str) -> Path:
 # SNAPSHOT.json comes with the snapshot: a grid's name becomes a path (grids/<name>.yaml, which
 # replicate plans and so imports what the grid names), the rest is shown on the site and the
 # terminal. So names are names, text is one line of text (suite.core.boundary.fields), commits hex.
-_Name, _Text = Name, Label
 _Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}(-dirty)?$")]  # git rev-parse, "-dirty" with changes
 
 
 class _Machine(pydantic.BaseModel):
-    cpu: _Text | None = None
+    cpu: Label | None = None
     cores: int | None = None
     memory_gib: float | None = None
-    system: _Text | None = None
+    system: Label | None = None
 
 
 class SnapshotInfo(pydantic.BaseModel):
@@ -148,23 +147,23 @@ class SnapshotInfo(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(extra="ignore")  # a later version's summary may say more
 
-    grids: list[_Name] = Field([], max_length=1_000)
+    grids: list[Name] = Field([], max_length=1_000)
     git_commit: _Commit | None = None
     record_commits: list[_Commit] = Field([], max_length=100_000)
     # the CPU models the records name (their numerics); older snapshots say only the publishing machine's
-    record_cpus: list[_Text] = Field([], max_length=1_000)
-    published_at: _Text | None = None
-    computed_from: _Text | None = None
-    computed_to: _Text | None = None
+    record_cpus: list[Label] = Field([], max_length=1_000)
+    published_at: Label | None = None
+    computed_from: Label | None = None
+    computed_to: Label | None = None
     machine: _Machine = _Machine()
     cpu_seconds: float = 0.0
     training_runs: int = 0
     evaluations: int = 0
     pieces_missing: int = 0
     # grid -> its sizes left out until every piece of them is recorded (posbench publish --whole-sizes)
-    sizes_left_out: dict[_Name, Annotated[list[_Name], Field(min_length=1, max_length=100)]] = \
+    sizes_left_out: dict[Name, Annotated[list[Name], Field(min_length=1, max_length=100)]] = \
         Field({}, max_length=1_000)
-    bench: list[_Name] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
+    bench: list[Name] = Field([], max_length=10_000)  # ids in bench.jsonl.gz
 
 
 def read_info(folder: Path) -> dict:
