@@ -9,8 +9,10 @@ per question (the longest scale, the ranking question; and 1x, quality within th
 length):
 
 * the rank agreement of the rows both boards have: **Kendall's tau-b** of their means with a
-  percentile bootstrap interval over seeds, each board's runs resampled on their own (the
-  two corpora's runs are different runs), a board's seeds drawn together for all its rows:
+  percentile bootstrap interval over seeds, each board's means over the seeds all those rows
+  have on it, a board's seeds drawn together for all its rows, and the seeds both boards
+  trained drawn alike for both (a seed starts a run on either corpus from the same weights),
+  each board's others on their own:
   :func:`suite.report.scale_view.agreement`, the size ladder's measure, with its rule for
   intervals that are not worth the name;
 * the rows **whose rank moves**: two rows *swap* when one is ahead of the other for certain on

@@ -8,17 +8,17 @@ module gives:
 * the rank agreement between each larger size and the smallest: **Kendall's tau-b** of the
   rows' means (Kendall 1938, "A new measure of rank correlation", Biometrika 30:81-93; the b
   variant for ties, scipy.stats.kendalltau), with a **bootstrap 95% interval** (Efron and
-  Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run,
-  so each resample draws seeds with replacement at each size, **the same seeds at both sizes**
-  where both trained the same seeds (a seed draws the same training windows at every size, so
-  their noise is shared) and independently where they did not, and **the same seeds for every row
-  of a size**: a seed's runs share their data and initialisation draws, so the rows of one seed
-  move together, as the boards' paired tests assume (suite.report.ranking); drawing each row's
-  seeds on its own would add that shared seed effect to every row's spread and widen the interval
-  for nothing. A row trained on fewer seeds than its column's others gets none of them in some
-  resamples (3 of 6 seeds: (1/2)^6, about 1.6% of them); those resamples have no tau and are left
-  out, so the interval is conditional on every row having a mean. A degenerate interval (lo == hi: 95% of the resamples or more gave one tau) is not
-  shown as an interval: resampling 3 seeds cannot move well-separated means past each other, so
+  Tibshirani 1993, ch. 13, percentile interval). The unit of replication is the training run.
+  A size's means are over the seeds every row compared has there, as the boards' paired tests
+  pair rows (suite.report.ranking): a seed's runs share their data and initialisation draws, so
+  the rows of one seed move together, and a row's mean over seeds the others lack would carry
+  those seeds' shared effect into the order. Each resample draws those seeds with replacement,
+  **the same seeds for every row of a size** (drawing each row's seeds on its own would add that
+  shared effect to every row's spread and widen the interval for nothing), and **the seeds both
+  sizes trained drawn alike at both** (a seed draws the same training windows at every size, so
+  their noise is shared), each size's other seeds on their own (a bootstrap stratified by whether
+  a seed is shared). A degenerate interval (lo == hi: 95% of the resamples or more gave one tau)
+  is not shown as an interval: resampling 3 seeds cannot move well-separated means past each other, so
   [1.00, 1.00] says the seeds were too few to show any spread, not that tau is known exactly. It
   reads "too few seeds" under :data:`INTERVAL_SEEDS` seeds a row, and above it "no interval", with
   the tau 95% of the resamples gave: a bootstrap of 5 or 6 seeds understates the spread of a mean
@@ -80,7 +80,6 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from statistics import fmean
 
 import numpy as np
 from scipy.stats import kendalltau
@@ -105,7 +104,7 @@ class Agreement:
     lo: float | None
     hi: float | None
     rows: int  # the rows present at both sizes
-    seeds: int = 0  # the fewest seeds of any of those rows at either size
+    seeds: int = 0  # the seeds all those rows have, at the size with fewer
 
     @property
     def interval_shown(self) -> bool:
@@ -176,44 +175,51 @@ def tau_of(a: dict[str, float], b: dict[str, float], lower_is_better: bool) -> f
     return None if math.isnan(result.statistic) else float(result.statistic)
 
 
+def common_seeds(values: dict[str, dict[int, float]], rows: list[str]) -> list[int]:
+    """The seeds every one of ``rows`` has figures for (a column's paired design, module docstring)."""
+    return sorted(set.intersection(*(set(values[r]) for r in rows))) if rows else []
+
+
+def seed_draws(seeds_small: list[int], seeds_large: list[int], resamples: int,
+               rng: np.random.Generator) -> tuple[list[int], np.ndarray, list[int], np.ndarray]:
+    """Each column's seeds (those both trained first) and its draws, resamples x seeds of indices into
+    them: the seeds both trained drawn alike for both, each column's others on its own (stratified)."""
+    both = [s for s in seeds_small if s in set(seeds_large)]
+    shared = rng.integers(0, len(both), (resamples, len(both))) if both else np.zeros((resamples, 0), int)
+    out: list = []
+    for seeds in (seeds_small, seeds_large):
+        own = [s for s in seeds if s not in set(both)]
+        draws = len(both) + rng.integers(0, len(own), (resamples, len(own))) if own else np.zeros((resamples, 0), int)
+        out += [both + own, np.concatenate([shared, draws], axis=1)]
+    return tuple(out)
+
+
 def agreement(small: dict[str, dict[int, float]], large: dict[str, dict[int, float]], size: str,
               lower_is_better: bool, resamples: int = BOOTSTRAP, seed: int = 0) -> Agreement:
-    """tau between the means at two sizes (row -> seed -> value each), and its percentile
-    bootstrap interval over seeds, the same seeds drawn for every row of a size (module docstring)."""
+    """tau between the rows' means at two sizes (row -> seed -> value each), each size's means over
+    the seeds all the rows compared have there, and its percentile bootstrap interval over those
+    seeds, the same seeds drawn for every row of a size (module docstring)."""
     rows = sorted(r for r in set(small) & set(large) if small[r] and large[r])
-    means = lambda values: {r: fmean(values[r].values()) for r in rows}  # noqa: E731
-    tau = tau_of(means(small), means(large), lower_is_better) if rows else None
-    fewest = min((min(len(small[r]), len(large[r])) for r in rows), default=0)
+    seeds_small, seeds_large = common_seeds(small, rows), common_seeds(large, rows)
+    fewest = min(len(seeds_small), len(seeds_large))
+    if fewest == 0 or len(rows) < 3:
+        return Agreement(size, None, None, None, len(rows), fewest)
+    sign = -1.0 if lower_is_better else 1.0
+    # A seed draws the same training windows at every size (suite.data.windows): the published ladder's
+    # row-by-seed residuals correlate by +0.55 to +0.72 between two columns, so the seeds both trained
+    # are drawn alike, or that shared noise would make the orders agree in the estimate, not the resamples.
+    seeds_small, draws_small, seeds_large, draws_large = seed_draws(seeds_small, seeds_large, resamples,
+                                                                    np.random.default_rng(seed))
+    x_small = np.array([[small[r][s] for s in seeds_small] for r in rows])  # rows x seeds
+    x_large = np.array([[large[r][s] for s in seeds_large] for r in rows])
+    tau = tau_of(dict(zip(rows, x_small.mean(axis=1))), dict(zip(rows, x_large.mean(axis=1))), lower_is_better)
     if tau is None:
         return Agreement(size, None, None, None, len(rows), fewest)
-    rng = np.random.default_rng(seed)
-    sign = -1.0 if lower_is_better else 1.0
-    seeds_small = sorted({s for r in rows for s in small[r]})
-    seeds_large = sorted({s for r in rows for s in large[r]})
-    # A seed draws the training windows from one generator at every size (suite.data.windows), and at
-    # one size its initialisation too, so columns of the same seeds share noise (the published
-    # ladder's row-by-seed residuals correlate by +0.55 to +0.72 between two columns): each resample
-    # then draws the same seeds for both. Drawn independently, that shared noise would make the orders
-    # agree in the estimate and not in the resamples. Columns of other seeds are drawn independently.
-    draws_small = rng.integers(0, len(seeds_small), (resamples, len(seeds_small)))
-    draws_large = draws_small if seeds_small == seeds_large else rng.integers(0, len(seeds_large),
-                                                                              (resamples, len(seeds_large)))
-
-    def resampled(values: dict[str, dict[int, float]], seeds: list[int], draws: np.ndarray) -> np.ndarray:
-        """(resamples, rows): each row's mean over the seeds each draw with replacement picked for
-        every row of the column (a row without one of them: its mean over those it has)."""
-        x = np.array([[values[r].get(s, np.nan) for s in seeds] for r in rows])  # rows x seeds
-        picked = x[:, draws]  # rows x resamples x draws
-        there = ~np.isnan(picked)
-        count = there.sum(axis=2)
-        total = np.where(there, picked, 0.0).sum(axis=2)
-        return (np.where(count > 0, total / np.maximum(count, 1), np.nan)).T  # nan: a row none of whose seeds was drawn
-
     # one call over the resamples' axis: one scipy call and its checks, not 2,000 (half the time);
     # only the statistic is used, so no exact p-value is computed for each resample (a fifth less).
-    # A resample in which a row got none of its seeds has no tau (nan) and is left out.
-    taus = kendalltau(sign * resampled(small, seeds_small, draws_small),
-                      sign * resampled(large, seeds_large, draws_large), axis=1, method="asymptotic").statistic
+    # A resample whose means all tie at a size has no tau (nan) and is left out.
+    taus = kendalltau(sign * x_small[:, draws_small].mean(axis=2).T, sign * x_large[:, draws_large].mean(axis=2).T,
+                      axis=1, method="asymptotic").statistic
     draws = taus[~np.isnan(taus)]
     # percentiles of the draws themselves (inverted_cdf), not interpolated between two: tau takes
     # a few values on few rows, and an end between them would be a tau no ranking has

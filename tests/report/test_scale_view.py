@@ -141,6 +141,36 @@ def test_columns_of_the_same_seeds_are_resampled_together():
     assert apart.tau == pytest.approx(1.0) and apart.lo < 0.9
 
 
+def test_seeds_only_one_size_trained_are_drawn_apart_from_those_both_trained():
+    """Seeds 0-4 at both sizes (the larger: the smaller's figures less a constant, seed by seed) and
+    a seed 5 only the smaller size trained, on which every row scores alike: it cannot move the
+    order, so every resample that draws the shared seeds alike at both gives tau 1. Drawn
+    independently, as columns of other runs are, the same figures give an interval below 1."""
+    rng = np.random.default_rng(19)
+    small = {e: {s: 2.5 + 0.05 * i + rng.normal(0, 0.2) for s in range(5)} | {5: 3.0} for i, e in enumerate(ENCODINGS)}
+    large = {e: {s: v - 0.3 for s, v in values.items() if s < 5} for e, values in small.items()}
+    a = agreement(small, large, "small", True)
+    assert a.seeds == 5 and (a.tau, a.lo, a.hi) == pytest.approx((1.0, 1.0, 1.0))
+    apart = agreement(small, {e: {s + 100: v for s, v in values.items()} for e, values in large.items()}, "small", True)
+    assert apart.lo < 0.9  # the same figures as other runs: nothing shared, nothing drawn alike
+
+
+def test_a_rows_extra_seeds_do_not_move_it_in_the_order():
+    """At the smaller size rows a-c trained seeds 0-5 and rows d-f seeds 0-2, and seeds 3-5 are hard
+    for every row (+1 bit: a shared seed effect); the true order is the same at both sizes. Means
+    over each row's own seeds would move a-c half a bit down the order (tau -0.2 against the true
+    one); over the seeds every row has, the order is the true one."""
+    rng = np.random.default_rng(20)
+    true = {e: 2.5 + 0.1 * i for i, e in enumerate(ENCODINGS)}
+    small = {e: {s: m + rng.normal(0, 0.01) + (1.0 if s >= 3 else 0.0) for s in range(6 if e in "abc" else 3)}
+             for e, m in true.items()}
+    large = {e: {s: m - 0.3 + rng.normal(0, 0.01) for s in range(3)} for e, m in true.items()}
+    a = agreement(small, large, "small", True, resamples=FAST)
+    assert a.seeds == 3 and a.tau == pytest.approx(1.0)
+    own = {e: float(np.mean(list(v.values()))) for e, v in small.items()}
+    assert kendalltau([own[e] for e in ENCODINGS], [true[e] for e in ENCODINGS]).statistic < 0  # what it would read
+
+
 def test_an_intervals_ends_are_taus_a_resample_gave():
     """Percentiles of the draws themselves: on 11 rows without ties tau-b is a multiple of 1/55, and
     so is each end (with this draw, interpolated, the lower end was 0.490, between 25/55 and 27/55)."""
