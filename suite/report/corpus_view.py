@@ -13,7 +13,7 @@ length):
   have on it, a board's seeds drawn together for all its rows, and the seeds both boards
   trained drawn alike for both (a seed starts a run on either corpus from the same weights),
   each board's others on their own:
-  :func:`suite.report.scale_view.agreement`, the size ladder's measure, with its rule for
+  :func:`suite.report.rank_agreement.agreement`, the size ladder's measure, with its rule for
   intervals that are not worth the name;
 * the rows **whose rank moves**: two rows *swap* when one is ahead of the other for certain on
   one corpus and behind it for certain on the other (each board's paired tests among the rows
@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from suite.report import ranking
 from suite.report.board_kinds import BOARD_KINDS
 from suite.report.board_types import Board
-from suite.report.scale_view import Agreement, agreement, per_seed
+from suite.report.rank_agreement import Agreement, agreement
+from suite.report.scale_view import per_seed
 
 CODE_TASK = "lm"
 QUESTIONS = (("longest", "at the longest length"), ("s1", "at 1x"))
