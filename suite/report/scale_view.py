@@ -82,6 +82,8 @@ class Question:
     ranks: dict[str, dict[str, str]] = field(default_factory=dict)  # column label -> row -> rank interval at `column`
     rows: list[str] = field(default_factory=list)  # every row of any column; the smallest size's first, by `column`
     base_label: str = ""  # the column of the smallest size's main board, which the others are compared with
+    left_out: list[Board] = field(default_factory=list)  # boards of a column's size, steps and recipe label
+    # with fewer rows than its board (another learning rate, untuned, which the label leaves out): not read
 
 
 @dataclass
@@ -132,6 +134,7 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
     """The questions asked at two sizes or more, from ranked per-scale boards (lm and task kinds),
     their sizes in ``size_order`` (smallest first); ``resamples``: each agreement's bootstrap."""
     grouped: dict[tuple, dict[str, dict[int | None, Board]]] = defaultdict(lambda: defaultdict(dict))
+    left_out: dict[tuple, list[Board]] = defaultdict(list)
     for board in boards:
         scale = QUESTION_SCALE.get(board.kind)
         if scale is None or scale not in (board.scales or []) or board.size not in size_order or board.architecture:
@@ -140,6 +143,8 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
         same = grouped[key][board.size].get(steps_of(board))
         if same is None or canonical_order(board) > canonical_order(same):
             grouped[key][board.size][steps_of(board)] = board
+        if same is not None:  # named on the page, not dropped unseen
+            left_out[key].append(same if grouped[key][board.size][steps_of(board)] is board else board)
     out = []
     for key, by_size in grouped.items():
         sizes = [s for s in size_order if s in by_size]
@@ -149,7 +154,7 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
         column = f"s{QUESTION_SCALE[kind]}"
         # the size's main board: the one the index would answer from (the most rows)
         main = {s: max(by_size[s].values(), key=canonical_order) for s in sizes}
-        q = Question(key, f"{task}: {metric} at {QUESTION_SCALE[kind]}x", column, sizes, main)
+        q = Question(key, f"{task}: {metric} at {QUESTION_SCALE[kind]}x", column, sizes, main, left_out=left_out[key])
         budgets = any(len(by_size[s]) > 1 for s in sizes)
         q.columns = [(_label(s, steps if len(by_size[s]) > 1 else None, board), board)
                      for s in sizes for steps, board in sorted(by_size[s].items(), key=lambda kv: kv[0] or 0)]

@@ -110,15 +110,15 @@ def test_of_two_boards_of_one_size_the_question_reads_the_canonical_one():
         assert len(q.boards["tiny"].entries) == 6
 
 
-def budget_boards(truth: dict[tuple[str, int], dict[str, float]], sd: float, seeds: int, rng, batch: int = 16) -> list:
-    """The lm boards of ``truth`` ((size, steps) -> encoding -> true bpb at 16x): a size ladder's
-    rungs, each at one or two budgets of steps."""
+def budget_boards(truth: dict[tuple, dict[str, float]], sd: float, seeds: int, rng, batch: int = 16) -> list:
+    """The lm boards of ``truth`` ((size, steps) or (size, steps, lr) -> encoding -> true bpb at
+    16x): a size ladder's rungs, each at one or two budgets of steps (lr 3e-3 unless named)."""
     figures, runs = [], {}
-    for (size, steps), means in truth.items():
-        recipe = Recipe(64, steps, batch, 3e-3)
+    for (size, steps, *lr), means in truth.items():
+        recipe = Recipe(64, steps, batch, lr[0] if lr else 3e-3)
         for enc, mean in means.items():
             for seed in range(seeds):
-                run_id = f"{size}-{steps}-{enc}-{seed}"
+                run_id = f"{size}-{steps}-{recipe.lr}-{enc}-{seed}"
                 runs[run_id] = {"size": size, "task": "lm", "finished_at": "2026-11-27", "recipe": recipe}
                 for scale, value in ((1, 2.0), (16, mean + sd * rng.standard_normal())):
                     figures.append({"checkpoint_level": False, "scale": scale, "metric": "bpb", "run_id": run_id,
@@ -143,6 +143,25 @@ def test_every_budget_of_a_rung_is_a_column_and_the_finding_reads_them_all():
     same = {k: order for k in truth}
     (q,) = questions(budget_boards(same, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
     assert q.finding == "holds at every size and budget"
+
+
+def test_a_board_of_a_columns_label_with_fewer_rows_is_named_not_dropped_unseen():
+    """Two boards of one size, steps and recipe label (another learning rate, untuned, which the
+    label leaves out): the question reads the one with more rows, and the page names the other."""
+    from suite.report.pages import environment
+
+    rng = np.random.default_rng(21)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    truth = {("tiny", 600): order, ("small", 1604): order, ("small", 1604, 1e-3): {e: order[e] for e in "abc"}}
+    (q,) = questions(budget_boards(truth, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    (other,) = q.left_out
+    assert len(other.entries) == 3 and len(q.boards["small"].entries) == 6 and other.id != q.boards["small"].id
+    html = environment().get_template("scale.html").render(root="", page="scale", n_runs=0, head=None, method="",
+                                                           snapshot=None, questions=[q])
+    assert "Not read by this question" in html and other.id in html
+    (q,) = questions(budget_boards({k: v for k, v in truth.items() if len(k) == 2}, sd=0.05, seeds=5, rng=rng),
+                     ["tiny", "small"], FAST)
+    assert q.left_out == []
 
 
 def test_a_budget_trained_at_every_size_has_a_finding_of_its_own():
