@@ -83,7 +83,7 @@ class Question:
     rows: list[str] = field(default_factory=list)  # every row of any column; the smallest size's first, by `column`
     base_label: str = ""  # the column of the smallest size's main board, which the others are compared with
     left_out: list[Board] = field(default_factory=list)  # boards of a column's size, steps and recipe label
-    # with fewer rows than its board (another learning rate, untuned, which the label leaves out): not read
+    # that canonical_order ranks below its board (another untuned learning rate, which the label leaves out)
 
 
 @dataclass
