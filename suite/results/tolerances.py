@@ -11,8 +11,9 @@ the largest difference of *its* pieces, and the next sample's may be somewhat la
 A kind is a task's metric (``flip_flop acc``, ``lm bpb``, ``lm final_train_loss``): a flip-flop
 accuracy moves by hundredths where a passkey accuracy may not move at all. Each metric also has
 an entry of its own (``acc``), the largest over the tasks measured, which stands for a task whose
-figures no sample has re-run yet. A kind never seen to differ has no entry, and must come back
-identical.
+figures no sample has re-run yet. A kind re-run and never seen to differ has an entry of its own
+with a tolerance of 0 (``glue/order accuracy``), and must come back identical: its metric's entry
+stands only for kinds no sample has compared.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ class Tolerances:
     samples: list[dict] = field(default_factory=list)  # each report's re-run class, recorded classes, pieces
 
     def entry(self, kind: str | None) -> KindTolerance | None:
-        """The kind's own entry (``flip_flop acc``), else its metric's (``acc``), else None."""
+        """The kind's own entry (``flip_flop acc``), a tolerance of 0 where it never moved, else its
+        metric's (``acc``: a kind no sample compared), else None."""
         kind = kind or ""
-        return self.kinds.get(kind) or self.kinds.get(kind.rsplit(" ", 1)[-1])
+        return self.kinds[kind] if kind in self.kinds else self.kinds.get(kind.rsplit(" ", 1)[-1])
 
     def allowed(self, kind: str | None) -> float:
         entry = self.entry(kind)
@@ -107,7 +109,7 @@ def measure(reports: list[dict]) -> dict:
                                                         else f"changed to: {h['rerun'] or 'no headline'}")
     kinds = {kind: {"tolerance": round_up(SAFETY * largest[kind]), "largest": float(f"{largest[kind]:.3g}"),
                     "figures": figures[kind], "moved": moved[kind]}
-             for kind in sorted(figures) if largest[kind] > 0}
+             for kind in sorted(figures)}  # a kind compared that never moved: tolerance 0, identical
     return {"kinds": kinds, "headlines": {b: dict(sorted(c.items())) for b, c in sorted(headlines.items())},
             "samples": samples}
 

@@ -21,7 +21,8 @@ Each figure is **identical** (bit for bit), **within tolerance**, or a **mismatc
 * CPU, another machine class or one the record does not fully name: each kind of figure within
   its measured cross-class tolerance (suite/results/tolerances.yaml, measured by
   benchmarks/measure_tolerances.py from ``replicate --json`` across the classes at hand); a kind
-  with no measured tolerance must be identical.
+  compared and never seen to move (tolerance 0), or with no measured tolerance at all, must be
+  identical, and one no sample compared takes its metric's.
 * GPU: relative difference at most ``2e-2``: bf16 autocast and non-deterministic
   kernels make two runs differ in the last bits, and training amplifies that.
 """

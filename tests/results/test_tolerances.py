@@ -36,7 +36,7 @@ def test_a_simulated_spread_is_bounded_by_twice_its_largest_difference():
     rng = random.Random(0)
     drawn = [rng.uniform(-1e-5, 1e-5) for _ in range(200)]
     figures = ([("lm bpb", 3.0, 3.0 + d) for d in drawn] + [("code bpb", 2.0, 2.0 + d / 10) for d in drawn]
-               + [("copy acc", 0.5, 0.5)] + [("copy acc", None, None)])
+               + [("copy acc", 0.5, 0.5)] + [("copy acc", None, None)] + [("flip_flop acc", 0.6, 0.5)])
     table = tolerances.measure([report(HERE, [(ELSEWHERE, figures), (HERE, [("lm bpb", 1.0, 2.0)])])])
     largest = max(abs(d) for d in drawn)
     lm = table["kinds"]["lm bpb"]
@@ -44,9 +44,12 @@ def test_a_simulated_spread_is_bounded_by_twice_its_largest_difference():
     assert lm["figures"] == 200 and lm["moved"] == 200
     assert table["kinds"]["code bpb"]["largest"] == float(f"{largest / 10:.3g}")
     assert table["kinds"]["bpb"]["largest"] == lm["largest"]  # the metric's own entry: the largest of its tasks
-    assert "copy acc" not in table["kinds"] and "acc" not in table["kinds"]  # never seen to move: identical
+    # compared and never seen to move: an entry of its own, tolerance 0 (identical), though its metric
+    # moved on another task (flip-flop's 0.1, which stands for a task no sample compared)
+    assert table["kinds"]["copy acc"] == {"tolerance": 0.0, "largest": 0.0, "figures": 1, "moved": 0}
     parsed = tolerances.parse(table)
     assert parsed.allowed("copy acc") == 0.0 and parsed.allowed("lm bpb") == lm["tolerance"]
+    assert parsed.allowed("parity acc") == table["kinds"]["acc"]["tolerance"] == 0.2
     assert parsed.allowed("passkey bpb") == table["kinds"]["bpb"]["tolerance"]  # a task no sample re-ran
 
 
