@@ -9,6 +9,7 @@ import json
 
 from suite.cli.main import main
 from suite.core import machine, numerics
+from suite.results import tolerances
 
 TASK_TRAIN = {"steps": 10, "batch_size": 4, "seq_len": 32, "warmup_steps": 1}
 EVAL = {"tokens": 1024, "batch_size": 4, "curve_buckets": 4, "task_examples": 4, "lmeval_rolling": False}
@@ -46,15 +47,15 @@ def test_a_published_grid_replicates_bit_for_bit_and_a_doctored_figure_does_not(
     assert f"no training run of snap/ was computed on this machine's class ({here}); its records name Another CPU (" in err
     assert "Without `--cpu this` they are re-run here and compared within the measured cross-class tolerances" in err
 
-    # a figure changed in the snapshot: its piece is different, and replicate says so
-    path = project_root / "snap" / "evals.jsonl.gz"
-    with gzip.open(path, "rt") as f:
-        evals = [json.loads(line) for line in f]
-    for target in (e for e in evals if e["task"] == "flip_flop" and e["encoding"] == "alibi"):
-        # whichever seed is drawn: at least 0.5 away, more than any cross-class tolerance of an accuracy
-        target["metrics"][0]["value"] = 0.0 if target["metrics"][0]["value"] > 0.5 else 1.0
-    with gzip.open(path, "wt") as f:
-        f.writelines(json.dumps(e, sort_keys=True) + "\n" for e in evals)
+    # a figure changed in the snapshot: its piece is different, and replicate says so. The training
+    # loss, whose cross-class tolerance is hundredths: an accuracy, whichever value it is changed to
+    # within [0, 1], may stay within its tolerance (accuracies move by up to 0.7 across classes)
+    worst = tolerances.published().allowed("flip_flop final_train_loss")
+    for run in runs:
+        if run["task"] == "flip_flop" and run["encoding"] == "alibi":
+            run["provenance"]["final_train_loss"] += 10 * worst + 1.0
+    with gzip.open(runs_path, "wt") as f:
+        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in runs)
     # the first stratum is flip_flop/alibi's (doctored; parity/alibi's, untouched, replicated above)
     assert main(["--root", str(project_root), "replicate", "--snapshot", "snap", "--sample", "1"]) == 1
     out = capfd.readouterr().out
