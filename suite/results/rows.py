@@ -124,6 +124,11 @@ class MetricInfo:
     board: str | None = None
     # the board kind that shows its breakdowns (acc_depth3: acc over the examples of depth 3); None: none
     breakdown_board: str | None = None
+    bounds: tuple[float | None, float | None] | None = None  # [lowest, highest] a figure can be; None: any
+
+    def __post_init__(self):
+        if self.bounds is not None:  # YAML gives a list
+            object.__setattr__(self, "bounds", tuple(self.bounds))
 
 
 # The meta fields of an example that a figure is also broken down by: a breakdown's metric is named

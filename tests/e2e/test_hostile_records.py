@@ -244,6 +244,9 @@ CASES = {
     "a learning curve's name that reorders": (edit_first("runs.jsonl.gz", lambda r, p: r.update(
         learning_curve={"ZQ3\u202e": [1.0]})), "runs.jsonl.gz", "learning_curve.key 'ZQ3\\u202e': character U+202E"),
     "a link beside the records": (link_beside, "notes.txt", "a link, not a file of the snapshot's own"),
+    # an accuracy of 6.25 took a board's binomial arithmetic to "math domain error" (replicate's only line)
+    "a figure outside what its metric can be": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
+        value=-6.25)), "evals.jsonl.gz", "metrics.0.value: -6.25 is outside what"),
 }
 
 
