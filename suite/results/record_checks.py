@@ -98,9 +98,13 @@ BOUND_SLACK = 1e-9  # a correlation or a mean computed in floats may pass its bo
 
 def _figure_problem(record) -> str | None:
     """The first figure outside its metric's bounds (metrics.yaml: an accuracy above 1 is no
-    accuracy, and a board's binomial arithmetic has no answer for it); a metric without bounds, or
-    not declared here (a plugin's), is not checked."""
+    accuracy, and a board's binomial arithmetic has no answer for it), or of a negative count or
+    standard error; a metric without bounds, or not declared here (a plugin's), is not bounded."""
     for i, row in enumerate(getattr(record, "metrics", None) or ()):
+        if row.n < 0:  # a count of examples or windows: the boards weigh figures by it
+            return f"metrics.{i}.n: {row.n} is not a count (below 0)"
+        if row.stderr is not None and row.stderr < 0:
+            return f"metrics.{i}.stderr: {row.stderr!r} is below 0"
         info = declaration(row.metric)
         if row.value is None or info is None or info.bounds is None:
             continue

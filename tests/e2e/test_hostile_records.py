@@ -247,6 +247,8 @@ CASES = {
     # an accuracy of 6.25 took a board's binomial arithmetic to "math domain error" (replicate's only line)
     "a figure outside what its metric can be": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
         value=-6.25)), "evals.jsonl.gz", "metrics.0.value: -6.25 is outside what"),
+    "a figure's count below 0": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(n=-40)),
+                                 "evals.jsonl.gz", "metrics.0.n: -40 is not a count"),
 }
 
 
