@@ -108,7 +108,8 @@ class Pairwise:
         dof = (self.n[ok] - 1).astype(float)
         if dof.sum() <= 0:
             return None
-        seed_part = self.se[ok] ** 2 - (self.text[ok] if self.text is not None else 0.0)
+        # a variance: where every seed's difference is the same, rounding leaves -1e-22, not 0
+        seed_part = np.maximum(self.se[ok] ** 2 - (self.text[ok] if self.text is not None else 0.0), 0.0)
         variance = seed_part * self.n[ok]  # the (floored) variance of one seed's difference; text apart
         return math.sqrt(float(np.sum(dof * variance) / dof.sum()))
 

@@ -183,3 +183,13 @@ def test_holm_corrects_over_every_pair_of_the_board():
 @pytest.mark.parametrize("seeds, text", [([5, 6, 7, 8, 9], "5-9"), ([1, 4, 7], "1, 4, 7"), ([3], "3")])
 def test_seed_spans(seeds, text):
     assert seed_span(seeds) == text
+
+
+def test_rows_apart_by_the_same_difference_on_every_seed_pool_to_a_spread_of_0():
+    """Every seed's difference the same, with the runs' text variance: the seed part of the pair's
+    variance is 0, and its rounding (about -1e-22 for a quarter of these text variances) is not
+    taken for a negative variance (the board's render stopped at "math domain error")."""
+    for t in np.linspace(1e-6, 1e-2, 400):
+        text = {row: {0: float(t), 1: float(t)} for row in "ab"}
+        tests = pairwise({"a": {0: 2.0, 1: 2.0}, "b": {0: 2.5, 1: 2.5}}, True, text=text)
+        assert tests.pooled_sd() == pytest.approx(0.0, abs=1e-6)  # the square root of a rounding: 1e-9
