@@ -19,7 +19,7 @@ from pathlib import Path
 
 from suite.core.boundary.names import MAX_NAME, NAME, is_name
 from suite.core.boundary.text import MAX_LABEL, MAX_TEXT, text_problem
-from suite.results.rows import declaration
+from suite.results.record_numbers import number_problem
 
 ID = re.compile(r"[0-9a-f]{16}")
 ID_FORM = "16 lowercase hex digits"
@@ -71,7 +71,7 @@ def problem(record) -> str | None:
         value = getattr(record, field, None)
         if value is not None and (found := text_problem(value, limit)):  # shown in tables, pages and terminals
             return f"{field}: {found}"
-    if found := _text_problem(record) or _figure_problem(record):
+    if found := _text_problem(record) or number_problem(record):
         return found
     if record.status not in STATUSES:
         return f"status: {record.status!r} is not one of {', '.join(STATUSES)}"
@@ -90,28 +90,6 @@ def problem(record) -> str | None:
         value = getattr(record, field, None)
         if value is not None and value != expected:
             return f"{field}: {value!r} is not {expected!r}, the only path its id gives (a record names no other path)"
-    return None
-
-
-BOUND_SLACK = 1e-9  # a correlation or a mean computed in floats may pass its bound by an ulp or so
-
-
-def _figure_problem(record) -> str | None:
-    """The first figure outside its metric's bounds (metrics.yaml: an accuracy above 1 is no
-    accuracy, and a board's binomial arithmetic has no answer for it), or of a negative count or
-    standard error; a metric without bounds, or not declared here (a plugin's), is not bounded."""
-    for i, row in enumerate(getattr(record, "metrics", None) or ()):
-        if row.n < 0:  # a count of examples or windows: the boards weigh figures by it
-            return f"metrics.{i}.n: {row.n} is not a count (below 0)"
-        if row.stderr is not None and row.stderr < 0:
-            return f"metrics.{i}.stderr: {row.stderr!r} is below 0"
-        info = declaration(row.metric)
-        if row.value is None or info is None or info.bounds is None:
-            continue
-        low, high = info.bounds
-        if (low is not None and row.value < low - BOUND_SLACK) or (high is not None and row.value > high + BOUND_SLACK):
-            shown = ", ".join("unbounded" if b is None else f"{b:g}" for b in info.bounds)
-            return f"metrics.{i}.value: {row.value!r} is outside what {row.metric} can be ([{shown}], suite/results/metrics.yaml)"
     return None
 
 
