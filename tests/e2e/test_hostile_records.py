@@ -249,6 +249,24 @@ CASES = {
         value=-6.25)), "evals.jsonl.gz", "metrics.0.value: -6.25 is outside what"),
     "a figure's count below 0": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(n=-40)),
                                  "evals.jsonl.gz", "metrics.0.n: -40 is not a count"),
+    # a board takes the first chance it finds for all its rows: 5.0 left every row "at chance", unranked
+    "a chance above 1": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(chance=5.0)),
+                         "evals.jsonl.gz", "metrics.0.chance: 5.0 is not a share"),
+    # a training length of 0 took the plots' log2 to "math domain error"; one of 2**31 the database's cast
+    "a training length of 0": (edit_first("runs.jsonl.gz", lambda r, p: r["run"]["train"].update(seq_len=0)),
+                               "runs.jsonl.gz", "run.train.seq_len: 0 is not a count between 1 and 2**31 - 1"),
+    "a learning rate that is text": (edit_first("runs.jsonl.gz", lambda r, p: r["run"]["train"].update(lr="fast")),
+                                     "runs.jsonl.gz", "run.train.lr: 'fast' is not a learning rate"),
+    # a run page formats one loss per step: a shorter series ended its render in a TypeError
+    "a learning curve shorter than its steps": (edit_first("runs.jsonl.gz", lambda r, p: r.update(
+        learning_curve={"step": [10, 20], "train_loss": [2.0]})), "runs.jsonl.gz",
+        "learning_curve.train_loss: 1 values for 2 steps"),
+    "negative hours of work": (edit_first("runs.jsonl.gz", lambda r, p: r["provenance"].update(wall_s=-3600.0)),
+                               "runs.jsonl.gz", "provenance.wall_s: -3600.0 is not a finite amount at least 0"),
+    # positions of 2**62 passed the 64-bit check, and their sum overflowed in the database
+    "a curve position beyond 32 bits": (edit_first("evals.jsonl.gz", lambda r, p: r.update(curves=[
+        {"task": "local", "scale": 1, "eval_len": 32, "bucket": 0, "pos_start": 2 ** 62, "pos_end": 2 ** 62 + 8,
+         "value": 3.0, "n": 1}])), "evals.jsonl.gz", "curves.0.pos_start: 4611686018427387904 is not between 0"),
 }
 
 
