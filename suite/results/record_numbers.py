@@ -70,7 +70,8 @@ def _recipe_problem(record) -> str | None:
         return "run.train: not an object (the run's recipe)"
     for field in RECIPE_COUNTS:
         value, least = train.get(field), 0 if field == "steps" else 1  # 0 steps: a child evaluated as it starts
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and least <= value < INT32):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and not (whole and least <= value < INT32):
             return f"run.train.{field}: {value!r} is not a count between {least} and 2**31 - 1"
     rates = [("lr", train.get("lr"))] if train.get("lr") is not None else []
     sweep = train.get("lr_sweep")
