@@ -73,7 +73,7 @@ def _text(value: str) -> str:
 Text = Annotated[str, AfterValidator(_text)]
 Number = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=2**53)]
-Positive = Annotated[int, Field(gt=0, le=2**31)]
+Positive = Annotated[int, Field(gt=0, lt=2**31)]  # the database's 32-bit integers
 Scalar = bool | int | Number | Text | None
 
 

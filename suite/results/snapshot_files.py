@@ -135,10 +135,14 @@ def sample_source(folder: Path, eval_id: str) -> Path:
 _Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}(-dirty)?$")]  # git rev-parse, "-dirty" with changes
 
 
+_Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # shown as hours of work, GiB: finite, not below 0
+_Count = Annotated[int, Field(ge=0, lt=2**53)]
+
+
 class _Machine(pydantic.BaseModel):
     cpu: Label | None = None
-    cores: int | None = None
-    memory_gib: float | None = None
+    cores: Annotated[int, Field(gt=0, lt=2**31)] | None = None
+    memory_gib: _Amount | None = None
     system: Label | None = None
 
 
@@ -156,10 +160,10 @@ class SnapshotInfo(pydantic.BaseModel):
     computed_from: Label | None = None
     computed_to: Label | None = None
     machine: _Machine = _Machine()
-    cpu_seconds: float = 0.0
-    training_runs: int = 0
-    evaluations: int = 0
-    pieces_missing: int = 0
+    cpu_seconds: _Amount = 0.0
+    training_runs: _Count = 0
+    evaluations: _Count = 0
+    pieces_missing: _Count = 0
     # grid -> its sizes left out until every piece of them is recorded (posbench publish --whole-sizes)
     sizes_left_out: dict[Name, Annotated[list[Name], Field(min_length=1, max_length=100)]] = \
         Field({}, max_length=1_000)

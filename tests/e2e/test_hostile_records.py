@@ -228,6 +228,10 @@ CASES = {
     # (and import the evaluators of) a grid file of the snapshot's choosing
     "grid name a path": (edit_info(lambda info: info.update(grids=["../leaderboard/evil"])), "SNAPSHOT.json",
                          "grids.0: '../leaderboard/evil' is not a name"),
+    "negative hours of work in SNAPSHOT.json": (edit_info(lambda info: info.update(cpu_seconds=-3600.0)),
+                                                "SNAPSHOT.json", "cpu_seconds: Input should be greater than or equal to 0"),
+    "a machine of -4 cores": (edit_info(lambda info: info.update(machine={"cores": -4})), "SNAPSHOT.json",
+                              "machine.cores: Input should be greater than 0"),
     "control character in SNAPSHOT.json": (edit_info(lambda info: info.update(record_cpus=["AMD\u202eEPYC"])),
                                            "SNAPSHOT.json", "record_cpus.0: character U+202E"),
     "control character in a figure's source": (edit_first("evals.jsonl.gz", lambda r, p: r["metrics"][0].update(
