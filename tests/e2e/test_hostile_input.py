@@ -261,20 +261,29 @@ def test_a_publish_killed_part_way_leaves_the_old_snapshot_whole(world, capsys):
 
 
 def test_huge_and_not_finite_figures_render_as_gaps(published, capsys):
-    """Metrics of +-1e308 and a NaN in a learning curve (JSON readers take ``NaN``): the site renders,
-    and a render leaves no staging folder behind."""
+    """Bits per byte near the largest a run can give (4.9e38: float32's largest loss in bits; beyond
+    1e39, or below 0, a figure is refused where its record is read: the last step here, and
+    tests/e2e/test_hostile_records.py) and a NaN in a learning curve (JSON readers take ``NaN``):
+    the site renders, the boards' means and spreads of such figures included, and a render leaves
+    no staging folder behind."""
     parent, root, _ = published
     folder = root / "leaderboard"
     evals = [json.loads(x) for x in gzip.decompress((folder / "evals.jsonl.gz").read_bytes()).splitlines()]
+    assert {m["metric"] for record in evals for m in record["metrics"]} <= {"bpb", "extrapolation_ratio"}
     for i, record in enumerate(evals):
         for m in record["metrics"]:
-            m["value"] = 1e308 if i % 2 else -1e308
+            m["value"] = 4.9e38 if i % 2 else 1e38
     (folder / "evals.jsonl.gz").write_bytes(gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in evals)))
     runs = [json.loads(x) for x in gzip.decompress((folder / "runs.jsonl.gz").read_bytes()).splitlines()]
     runs[0]["learning_curve"] = {"step": [1, 2, 3], "train_loss": [float("nan"), 1e308, 2.0]}
     (folder / "runs.jsonl.gz").write_bytes(gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in runs)))
     assert main(["--root", str(root), "site", "--published"]) == 0
     assert not [p for p in (root / "site").iterdir() if ".tmp-" in p.name]
+    evals[0]["metrics"][0]["value"] = 1e308  # more than any run gives; a mean of two such overflowed
+    (folder / "evals.jsonl.gz").write_bytes(gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in evals)))
+    capsys.readouterr()
+    assert main(["--root", str(root), "site", "--published"]) == 1
+    assert "metrics.0.value: 1e+308 is outside what bpb can be ([0, 1e+39]" in capsys.readouterr().err
 
 
 # -- 7. control characters -------------------------------------------------------------------------
