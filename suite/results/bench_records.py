@@ -81,12 +81,15 @@ class _Strict(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", strict=True)
 
 
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # speeds, memory, shares of the peak, ratios
+
+
 class BenchMetric(_Strict):
     metric: Name
     scale: Positive | None
-    value: Number | None
+    value: Amount | None  # a negative speed gave the cost board negative FLOPs per token
     unit: Text
-    vs_nope: Number | None = None
+    vs_nope: Amount | None = None
 
 
 class BenchRow(_Strict):

@@ -122,6 +122,9 @@ CASES = {
     "figure a string": (edit_bench(lambda r, p: row_metric(r, value="fast")), BENCH, "rows.0.metrics.0.value"),
     "figure not finite": (edit_bench(lambda r, p: row_metric(r, vs_nope=float("inf"))), BENCH,
                           "rows.0.metrics.0.vs_nope"),
+    # a negative speed gave the cost board negative FLOPs per token
+    "a negative speed": (edit_bench(lambda r, p: row_metric(r, value=-16239.3)), BENCH,
+                         "rows.0.metrics.0.value: Input should be greater than or equal to 0"),
     "unknown key": (edit_bench(lambda r, p: r.update(upload_to="http://x")), BENCH,
                     "upload_to: a key this posbench does not know"),
     "unknown row key": (edit_bench(lambda r, p: r["rows"][0].update(run="rm -rf /")), BENCH,
