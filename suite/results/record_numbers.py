@@ -92,6 +92,8 @@ def _curve_problem(record) -> str | None:
     for name, series in curve.items():
         if len(series) != steps:
             return f"learning_curve.{name}: {len(series)} values for {steps} steps"
+        if name.endswith("loss") and any(v is not None and v < 0 for v in series):  # NaN: a diverged step
+            return f"learning_curve.{name}: a loss below 0 (tuning picks the learning rate of the lowest)"
     for i, row in enumerate(getattr(record, "curves", None) or ()):
         for field in ("bucket", "pos_start", "pos_end", "eval_len", "scale"):
             if not 0 <= getattr(row, field) < INT32:

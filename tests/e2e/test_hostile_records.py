@@ -265,6 +265,9 @@ CASES = {
     "a learning curve shorter than its steps": (edit_first("runs.jsonl.gz", lambda r, p: r.update(
         learning_curve={"step": [10, 20], "train_loss": [2.0]})), "runs.jsonl.gz",
         "learning_curve.train_loss: 1 values for 2 steps"),
+    "a validation loss below 0": (edit_first("runs.jsonl.gz", lambda r, p: r.update(
+        learning_curve={"step": [10, 20], "val_loss": [2.0, -1.0]})), "runs.jsonl.gz",
+        "learning_curve.val_loss: a loss below 0"),
     "negative hours of work": (edit_first("runs.jsonl.gz", lambda r, p: r["provenance"].update(wall_s=-3600.0)),
                                "runs.jsonl.gz", "provenance.wall_s: -3600.0 is not a finite amount at least 0"),
     # positions of 2**62 passed the 64-bit check, and their sum overflowed in the database
