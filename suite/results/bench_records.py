@@ -74,14 +74,12 @@ Text = Annotated[str, AfterValidator(_text)]
 Number = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=2**53)]
 Positive = Annotated[int, Field(gt=0, lt=2**31)]  # the database's 32-bit integers
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # speeds, memory, hours, shares of the peak, ratios
 Scalar = bool | int | Number | Text | None
 
 
 class _Strict(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", strict=True)
-
-
-Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # speeds, memory, shares of the peak, ratios
 
 
 class BenchMetric(_Strict):

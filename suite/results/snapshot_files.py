@@ -23,7 +23,7 @@ from pydantic import Field, StringConstraints
 
 from suite.core.boundary.bounded import SMALL_JSON, SNAPSHOT_LINES, Refused, json_lines, read_json
 from suite.core.boundary.fields import Label, Name
-from suite.results.bench_records import check_bench
+from suite.results.bench_records import Amount, Count, check_bench
 from suite.results.machine_paths import without_machine_paths
 from suite.results.record_checks import ID_FORM, is_id, samples_path
 from suite.results.record_types import Record, RecordContentError, from_json, to_json
@@ -135,14 +135,10 @@ def sample_source(folder: Path, eval_id: str) -> Path:
 _Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}(-dirty)?$")]  # git rev-parse, "-dirty" with changes
 
 
-_Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # shown as hours of work, GiB: finite, not below 0
-_Count = Annotated[int, Field(ge=0, lt=2**53)]
-
-
 class _Machine(pydantic.BaseModel):
     cpu: Label | None = None
     cores: Annotated[int, Field(gt=0, lt=2**31)] | None = None
-    memory_gib: _Amount | None = None
+    memory_gib: Amount | None = None
     system: Label | None = None
 
 
@@ -160,10 +156,10 @@ class SnapshotInfo(pydantic.BaseModel):
     computed_from: Label | None = None
     computed_to: Label | None = None
     machine: _Machine = _Machine()
-    cpu_seconds: _Amount = 0.0
-    training_runs: _Count = 0
-    evaluations: _Count = 0
-    pieces_missing: _Count = 0
+    cpu_seconds: Amount = 0.0  # shown as hours of work: finite, not below 0
+    training_runs: Count = 0
+    evaluations: Count = 0
+    pieces_missing: Count = 0
     # grid -> its sizes left out until every piece of them is recorded (posbench publish --whole-sizes)
     sizes_left_out: dict[Name, Annotated[list[Name], Field(min_length=1, max_length=100)]] = \
         Field({}, max_length=1_000)
