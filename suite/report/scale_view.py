@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from suite.report import ranking
 from suite.report.board_parts import column_tests
@@ -79,6 +79,7 @@ class Question:
     leader: str | None = None  # the smallest size's row first for certain
     columns: list[tuple[str, Board]] = field(default_factory=list)  # (label, board): every board, by size then steps
     by_budget: list["BudgetFinding"] = field(default_factory=list)  # each budget trained at two sizes or more
+    among_common: "CommonFinding | None" = None  # among the rows every column trained, where the smallest has more
     ranks: dict[str, dict[str, str]] = field(default_factory=dict)  # column label -> row -> rank interval at `column`
     rows: list[str] = field(default_factory=list)  # every row of any column; the smallest size's first, by `column`
     base_label: str = ""  # the column of the smallest size's main board, which the others are compared with
@@ -95,6 +96,15 @@ class BudgetFinding:
     leader: str | None  # its smallest size's row first for certain
     finding: str  # "alibi holds at every size", "no finding: ...", as Question.finding; with its rows
     # where the question has more ("..., among the 5 rows trained at 3,175 steps: alibi, nope, ...")
+
+
+@dataclass
+class CommonFinding:
+    """The question's finding among the rows with a figure in every column alone."""
+
+    rows: list[str]  # those rows, in the question's order
+    leader: str | None  # the row among them first for certain on the smallest size's main board
+    finding: str  # "alibi holds at every size and budget", "no finding: ...", as Question.finding
 
 
 def steps_of(board: Board) -> int | None:
@@ -175,6 +185,7 @@ def questions(boards: list[Board], size_order: list[str], resamples: int = BOOTS
             q.finding = _finding(q.leader, others, every, column, _rows_with_figures(base))
         if budgets:
             q.by_budget = budget_findings(by_size, sizes, column, q.rows)
+        q.among_common = common_finding(q.columns, base_board, column, every, q.rows)
         out.append(q)
     titles = defaultdict(list)
     for q in out:
@@ -209,6 +220,25 @@ def budget_findings(by_size: dict[str, dict[int | None, Board]], sizes: list[str
                 finding += f", among the {len(rows)} rows trained at {steps:,} steps ({', '.join(sorted(rows))})"
         out.append(BudgetFinding(steps, labels, leader, finding))
     return out
+
+
+def common_finding(columns: list[tuple[str, Board]], base_board: Board, column: str, every: str,
+                   order: list[str]) -> CommonFinding | None:
+    """The question's finding among the rows with a figure at ``column`` in every one of ``columns``
+    (the module docstring's "rows every column trained"), where the smallest size's main board
+    (``base_board``) has more; None where it has no more, or where fewer than two rows are common.
+    ``order``: the question's rows, whose order the finding lists them in."""
+    values = [per_seed(board, column) for _, board in columns]
+    base_rows = _rows_with_figures(per_seed(base_board, column))
+    common = [row for row in order if all(v.get(row) for v in values)]
+    if len(common) < 2 or len(common) == len(base_rows):
+        return None
+    only = lambda board: replace(board, entries=[e for e in board.entries if e.encoding in common])  # noqa: E731
+    leader = first_for_certain(only(base_board), column)
+    if leader is None:
+        return CommonFinding(common, None, "no finding: none of them is first for certain at the smallest size")
+    others = [(label, only(board)) for label, board in columns if board is not base_board]
+    return CommonFinding(common, leader, f"{leader} {_finding(leader, others, every, column, common)}")
 
 
 def _rows_with_figures(values: dict[str, dict[int, float]]) -> list[str]:

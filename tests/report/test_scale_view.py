@@ -355,3 +355,62 @@ def test_a_row_ahead_at_005_but_not_at_the_corrected_level_leaves_the_size_undec
     assert q.leader == "a" and q.ranks["medium"]["b"] == "1"
     assert q.finding == ("not decided at size medium: b is first for certain there at 0.05, not at the 0.05 / 2 "
                          "a change among 2 columns needs")
+
+
+def test_the_rows_trained_in_every_column_have_a_finding_of_their_own():
+    """A ladder trains its larger sizes for a few rows: here "g", trained at tiny alone, is level
+    with "a" there, so the question's own finding is none; among the rows trained at both sizes
+    (a to f), a is first for certain at tiny and holds at small, or changes where b leads there.
+    Where every row is trained at every size there is no such finding (it would be the question's)."""
+    from suite.report.scale_view import CommonFinding
+
+    rng = np.random.default_rng(22)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    with_g = {**order, "g": order["a"]}
+    (q,) = questions(boards({"tiny": with_g, "small": order}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    assert q.finding.startswith("no finding")
+    assert q.among_common == CommonFinding(ENCODINGS, "a", "a holds at every size")
+    flipped = {**order, "a": order["f"] + 0.5}
+    (q,) = questions(boards({"tiny": with_g, "small": flipped}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    assert q.among_common == CommonFinding(ENCODINGS, "a", "a changes at size small")
+    level = {e: 3.0 for e in ENCODINGS}
+    (q,) = questions(boards({"tiny": {**level, "g": 2.0}, "small": order}, sd=0.05, seeds=5, rng=rng),
+                     ["tiny", "small"], FAST)
+    assert q.leader == "g" and q.among_common.leader is None and q.among_common.finding.startswith("no finding")
+    (q,) = questions(boards({"tiny": order, "small": order}, sd=0.05, seeds=5, rng=rng), ["tiny", "small"], FAST)
+    assert q.among_common is None
+
+
+def test_the_rows_in_every_column_are_ranked_among_themselves():
+    """Holm's correction over those rows' pairs only: at tiny, a is ahead of b by per-seed
+    differences whose paired t-test gives p = 0.011 (scipy.stats.ttest_1samp of [0.05, 0.06,
+    0.09, 0.10, 0.02]). Thirteen rows trained at tiny alone, level with one another and far
+    behind both, make 105 pairs there: Holm's step-down rejects the 26 pairs of a or b with a
+    far row first, then asks that pair p < 0.05 / 79, so a is not first for certain on the
+    question's own board; among a and b alone (one pair) it is, at 0.05."""
+    b = [3.0 + v for v in (0.0, 0.02, -0.01, 0.01, 0.0)]
+    a = [x - d for x, d in zip(b, (0.05, 0.06, 0.09, 0.10, 0.02))]
+    far = {f"z{i}": [6.0 + 0.1 * ((7 * i + 3 * k) % 5) for k in range(5)] for i in range(13)}
+    (q,) = questions(exact_boards({"tiny": {"a": a, "b": b, **far}, "small": {"a": a, "b": b}}),
+                     ["tiny", "small"], FAST)
+    assert q.leader is None
+    assert q.among_common is not None and q.among_common.rows == ["a", "b"] and q.among_common.leader == "a"
+
+
+def test_the_scale_page_and_the_index_state_the_finding_of_the_rows_in_every_column():
+    from types import SimpleNamespace
+
+    from suite.report.pages import environment
+
+    rng = np.random.default_rng(23)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    qs = questions(boards({"tiny": {**order, "g": order["a"]}, "small": order}, sd=0.05, seeds=5, rng=rng),
+                   ["tiny", "small"], FAST)
+    env = environment()
+    scale = env.get_template("scale.html").render(root="", page="scale", n_runs=0, head=None, method="",
+                                                  snapshot=None, questions=qs)
+    assert "Among the 6 rows trained in every column (a, b, c, d, e, f): a holds at every size." in scale
+    index = env.get_template("overview.html").render(root="", ov=SimpleNamespace(weights=None, answers=[], rows=[]),
+                                                     at_scale=qs)
+    assert ("lm: bpb at 16x, no finding: no row is first for certain at the smallest size (tiny, small), among the 6 "
+            "rows trained in every column (a, b, c, d, e, f) a holds at every size") in " ".join(index.split())
