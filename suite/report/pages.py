@@ -154,6 +154,11 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
         FROM evaluations WHERE NOT checkpoint_level GROUP BY encoding ORDER BY encoding""")
     curves = _curves(con)
     sweeps = lr_sweeps(con)
+    sizes = {size: i for i, size in enumerate(size_order(lb.runs))}  # smallest first, as the scale view
+
+    def in_size_order(rows: list[dict]) -> list[dict]:
+        return sorted(rows, key=lambda r: (sizes.get(r["size"], len(sizes)), r["size"], r["task"], r["steps"] or 0,
+                                           r["seq_len"] or 0, r["batch_size"] or 0, r["seed"], r["lr"]))
     pages = []
     for e in evals:
         spec = json.loads(e["spec"] or "{}")
@@ -174,7 +179,7 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                       "runs": sorted((lb.runs[i] for i in e["run_ids"] if i in lb.runs),
                                      key=lambda r: (r["size"], r["task"], r["seed"])),
                       # a training-free variant was tuned as the encoding it evaluates the checkpoints of
-                      "sweeps": sweeps.get(name) or sweeps.get(e["trained_as"] or name, []),
+                      "sweeps": in_size_order(sweeps.get(name) or sweeps.get(e["trained_as"] or name, [])),
                       "plots": [s for s in svgs if s], "colour": plots.colour(name)})
     return pages
 
