@@ -45,3 +45,5 @@ def test_an_encodings_page_lists_its_sweeps_smallest_size_first_each_budget_toge
     assert [(r["size"], r["steps"]) for r in page["sweeps"][::3]] == [("tiny", 600), ("tiny", 3175), ("small", 1604),
                                                                       ("small", 3175)]
     assert [r["lr"] for r in page["sweeps"]] == [0.001, 0.003, 0.01] * 4
+    runs = [(r["size"], r["recipe"].steps) for r in page["runs"]]
+    assert runs == sorted(runs, key=lambda run: (run[0] != "tiny", run[1]))  # tiny's first, each budget together
