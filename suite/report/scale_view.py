@@ -42,8 +42,21 @@ second budget is there for (the same steps at every size: size apart from traini
 it stands where the main finding cannot (no row first for certain on the smallest main board).
 It is a finding among the rows that budget trained, and names them where the question has more
 (a ladder trains its second budget for a few rows, and a row it did not train may lead the
-question's other boards). Each finding is tested at its own level; a question's findings, which
-share boards, are not corrected for one another (the page says so).
+question's other boards).
+
+**The rows every column trained.** A ladder trains its larger rungs for a few rows (a fourth
+rung of three encodings and two extensions), so the question's own finding, read among every row
+of the smallest size, cannot reach them: it is "no finding" where a row trained at the first rungs
+alone is level with the best, and "not decided" at the first column without that row. Where the
+rows with a figure in every column are fewer than the smallest size's, the question also has a
+finding among those alone (:attr:`Question.among_common`): the same rules over every column, each
+board restricted to those rows (its paired tests and Holm correction over their pairs only, and
+not ranked where they all sit at chance, as a board of them alone would not be). The rows are fixed
+by what was trained, not by the figures, and the finding names them; the table's ranks stay each
+board's own, among all its rows.
+
+Each finding is tested at its own level; a question's findings, which share boards, are not
+corrected for one another (the page says so).
 
 Only the rows present at both sizes enter tau; the table lists every row of any column. Pure
 functions of :class:`Board` objects, so a simulation with known true means tests them
@@ -58,7 +71,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from suite.report import ranking
-from suite.report.board_parts import column_tests
+from suite.report.board_parts import all_at_chance, all_zero, column_tests
 from suite.report.board_types import Board
 from suite.report.overview import canonical_order
 from suite.report.rank_agreement import BOOTSTRAP, Agreement, agreement
@@ -233,12 +246,22 @@ def common_finding(columns: list[tuple[str, Board]], base_board: Board, column: 
     common = [row for row in order if all(v.get(row) for v in values)]
     if len(common) < 2 or len(common) == len(base_rows):
         return None
-    only = lambda board: replace(board, entries=[e for e in board.entries if e.encoding in common])  # noqa: E731
-    leader = first_for_certain(only(base_board), column)
+    leader = first_for_certain(_among(base_board, common), column)
     if leader is None:
         return CommonFinding(common, None, "no finding: none of them is first for certain at the smallest size")
-    others = [(label, only(board)) for label, board in columns if board is not base_board]
+    others = [(label, _among(board, common)) for label, board in columns if board is not base_board]
     return CommonFinding(common, leader, f"{leader} {_finding(leader, others, every, column, common)}")
+
+
+def _among(board: Board, rows: list[str]) -> Board:
+    """``board`` with only ``rows``' entries, ranked as a board of them alone would be: its paired
+    tests among them (:func:`column_tests` reads the entries), and not at all where they all sit at
+    chance or all answer nothing (suite.report.board_parts.rank_and_warn's rule), whatever a row
+    left out did."""
+    kept = replace(board, entries=[e for e in board.entries if e.encoding in rows])
+    if all_at_chance(kept) or (kept.chance is None and all_zero(kept)):
+        kept.ranked_by = None  # :func:`ranks_at` then ranks nothing
+    return kept
 
 
 def _rows_with_figures(values: dict[str, dict[int, float]]) -> list[str]:

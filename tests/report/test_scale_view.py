@@ -212,17 +212,18 @@ def test_a_size_trained_on_a_gpu_is_labelled_so():
     assert q.finding == "holds at every size (across devices: base on a GPU)"
 
 
-def task_boards(truth: dict[str, dict[str, tuple[float, float]]], seeds: int, rng) -> list:
-    """The flip-flop boards of ``truth`` (size -> encoding -> true accuracy at (4x, 16x)), each
-    seed's figure the true accuracy plus noise of 0.01, on 1,000 examples."""
+def task_boards(truth: dict[str, dict[str, tuple[float, ...]]], seeds: int, rng) -> list:
+    """The flip-flop boards of ``truth`` (size -> encoding -> true accuracy at (4x, 16x), or at
+    (4x, 16x, 1x); 0.99 at 1x unless named), each longer length's figure per seed the true
+    accuracy plus noise of 0.01, on 1,000 examples."""
     figures, runs = [], {}
     for k, (size, rows) in enumerate(truth.items()):
         recipe = Recipe(16, 100 * (1 + k), 16, 3e-3)
-        for enc, (at4, at16) in rows.items():
+        for enc, (at4, at16, *at1) in rows.items():
             for seed in range(seeds):
                 run_id = f"{size}-{enc}-{seed}"
                 runs[run_id] = {"size": size, "task": "flip_flop", "finished_at": "2026-11-28", "recipe": recipe}
-                for scale, value in ((1, 0.99), (4, at4), (16, at16)):
+                for scale, value in ((1, at1[0] if at1 else 0.99), (4, at4), (16, at16)):
                     figures.append({"checkpoint_level": False, "scale": scale, "metric": "acc", "run_id": run_id,
                                     "size": size, "task": "flip_flop", "encoding": enc, "display_name": enc,
                                     "family": None, "trained_as": enc, "eval_len": 16 * scale, "seed": seed,
@@ -414,3 +415,30 @@ def test_the_scale_page_and_the_index_state_the_finding_of_the_rows_in_every_col
                                                      at_scale=qs)
     assert ("lm: bpb at 16x, no finding: no row is first for certain at the smallest size (tiny, small), among the 6 "
             "rows trained in every column (a, b, c, d, e, f) a holds at every size") in " ".join(index.split())
+
+
+def test_the_rows_in_every_column_are_read_among_themselves_at_every_size():
+    """A row trained at the first two sizes alone ("g", level with "a" at both) leaves the
+    question's own finding none; among the rows of every column, "a" holds at every size. Were
+    the middle size's board read with "g" in it, "a" would not be first there."""
+    rng = np.random.default_rng(24)
+    order = {e: 2.5 + 0.5 * i for i, e in enumerate(ENCODINGS)}
+    with_g = {**order, "g": order["a"]}
+    (q,) = questions(boards({"tiny": with_g, "small": with_g, "medium": order}, sd=0.05, seeds=5, rng=rng),
+                     ["tiny", "small", "medium"], FAST)
+    assert q.finding.startswith("no finding") and q.ranks["small"]["a"] != "1"
+    assert q.among_common.rows == ENCODINGS and q.among_common.finding == "a holds at every size"
+
+
+def test_rows_in_every_column_all_at_chance_are_not_ranked_among_themselves():
+    """A task question whose rows of every column are no better than chance at any length (a at
+    0.50, b below it at 0.30, on 1,000 examples) beside a row trained at the smallest size alone
+    that is (g): the smallest size's board is ranked, for g; among a and b alone nothing beats
+    chance, so neither is first, though a's paired tests put it ahead of b, as a board of them
+    alone would not be ranked."""
+    rng = np.random.default_rng(25)
+    chance = {"a": (0.50, 0.50, 0.50), "b": (0.30, 0.30, 0.30)}
+    (q,) = [q for q in questions(task_boards({"tiny": {**chance, "g": (0.95, 0.95, 0.99)}, "small": chance},
+                                             seeds=5, rng=rng), ["tiny", "small"], FAST) if q.column == "s4"]
+    assert q.ranks["tiny"]["g"] == "1"
+    assert q.among_common.rows == ["a", "b"] and q.among_common.leader is None
