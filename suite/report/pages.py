@@ -144,13 +144,6 @@ def no_free_lunch(lb: Leaderboard, glue: Board, shown: set[str] | None = None) -
 # -- pages -----------------------------------------------------------------------------------------------------
 
 
-def _steps(run: dict) -> int:
-    """A run's training steps (its recipe's; 0 where the record names none), by which a size
-    trained at two budgets lists each budget's runs together."""
-    recipe = run.get("recipe")
-    return (getattr(recipe, "steps", None) or 0) if recipe is not None else 0
-
-
 def encoding_pages(con, lb: Leaderboard) -> list[dict]:
     """One page per encoding as evaluated: its spec, the checkpoints it was evaluated on, plots."""
     evals = _dicts(con, """
@@ -185,7 +178,7 @@ def encoding_pages(con, lb: Leaderboard) -> list[dict]:
                       "scale_behaviour": e["scale_behaviour"], "max_length": e["max_length"],
                       "runs": sorted((lb.runs[i] for i in e["run_ids"] if i in lb.runs),
                                      key=lambda r: (sizes.get(r["size"], len(sizes)), r["size"], r["task"],
-                                                    _steps(r), r["seed"])),
+                                                    r["recipe"].steps or 0, r["seed"])),
                       # a training-free variant was tuned as the encoding it evaluates the checkpoints of
                       "sweeps": in_size_order(sweeps.get(name) or sweeps.get(e["trained_as"] or name, [])),
                       "plots": [s for s in svgs if s], "colour": plots.colour(name)})
