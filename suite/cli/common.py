@@ -9,6 +9,7 @@ from pathlib import Path
 
 from suite.core.boundary.terminal import TerminalConsole as Console
 from suite.core.boundary.terminal import one_line
+from suite.plan.tuning import sweep_chooser
 from suite.specs import Project
 
 # piped or redirected output gets a wide table instead of rich's 80-column default
@@ -26,21 +27,6 @@ def load_grid_plan(args):
     project = project_of(args)
     grid, plan = load_plan(Path(args.grid), project, tuned=sweep_chooser(project))
     return project, grid, plan
-
-
-def sweep_chooser(project: Project):
-    """A tuned grid's chooser (suite.plan.tuning), reading its sweep runs' records in ``project``."""
-    from suite.plan.tuning import chooser
-    from suite.results.records import RecordError, read_record
-
-    def read(run_id: str):
-        path = project.runs / f"{run_id}.json"
-        try:
-            return read_record(path, "training_run") if path.is_file() else None
-        except RecordError:
-            return None  # unreadable: redone like a missing one (suite.results.records.status_of)
-
-    return chooser(read)
 
 
 def ingest_records(project: Project) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from suite.cli.common import console, ingest_records, project_of, render_site, sweep_chooser
+from suite.cli.common import console, ingest_records, project_of, render_site
+from suite.plan.tuning import sweep_chooser
 
 
 def cmd_ingest(args) -> int:

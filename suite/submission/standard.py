@@ -21,6 +21,7 @@ from pathlib import Path
 
 from suite.core.yamldoc import SpecErrors
 from suite.plan.grid import expand
+from suite.plan.tuning import sweep_chooser
 from suite.specs import EncodingSpec, Grid, Project, load_encoding, load_grid, load_trained_as
 
 STANDARD = "quick"
@@ -83,28 +84,12 @@ def _planned_runs(project: Project, grid: Grid, encoding: EncodingSpec,
     spec = grid.spec.model_copy(update={"encodings": [encoding.name], "extensions": []})
     alone = dataclasses.replace(grid, spec=spec, encodings=(encoding,), trained_as=trained_as, extended=())
     try:
-        plan = expand(alone, tuned=_sweep_chooser(project))
+        plan = expand(alone, tuned=sweep_chooser(project))
     except (OSError, ValueError) as exc:  # a corpus that cannot be read: no run id to compare with
         raise NotStandard(f"cannot plan the standard grid {Path('grids', grid.path.name)} for {encoding.name}: {exc}") from None
     evaluated = {e.run.run_id for e in plan.evaluations}  # a tuned grid's: not its sweep runs at the other rates
     return {(run.size.name, run.task.name, run.seed): run.run_id for run in plan.runs
             if run.parent is None and (grid.spec.tuning is None or run.run_id in evaluated)}
-
-
-def _sweep_chooser(project: Project):
-    """A tuned grid's chooser of each group's rate from its sweep runs' records in ``project``
-    (as ``posbench run`` plans; an unreadable record counts as missing)."""
-    from suite.plan.tuning import chooser
-    from suite.results.records import RecordError, read_record
-
-    def read(run_id: str):
-        path = project.runs / f"{run_id}.json"
-        try:
-            return read_record(path, "training_run") if path.is_file() else None
-        except RecordError:
-            return None
-
-    return chooser(read)
 
 
 def _cells(cells: list[tuple[str, str, int]]) -> str:
