@@ -7,6 +7,7 @@ the ones whose claim is about a few records use a cut, so they take the same tim
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import shutil
@@ -75,11 +76,22 @@ def cut_snapshot(target: Path, grids: list[str], keep: Callable[[dict], bool]) -
     return len(runs), len(evals)
 
 
+@functools.cache
+def _published_by_id() -> dict[str, dict]:
+    return {run["run_id"]: run for run in published_runs()}
+
+
 def planned_by(grid: str) -> Callable[[dict], bool]:
-    """Keeps the runs that ``grids/<grid>.yaml`` plans as it is now."""
+    """Keeps the runs that ``grids/<grid>.yaml`` plans as it is now; a tuned grid's runs after its
+    sweep at the rates the published sweep records chose (as `posbench replicate` plans them,
+    suite.submission.replicate.grids_of_runs)."""
     from suite.plan.grid import load_plan
+    from suite.plan.tuning import chooser
+    from suite.results.record_types import from_json
     from suite.specs import Project
 
-    _, plan = load_plan(REPO / "grids" / f"{grid}.yaml", Project(REPO))
+    published = _published_by_id()
+    read = lambda run_id: from_json(published[run_id]) if run_id in published else None  # noqa: E731
+    _, plan = load_plan(REPO / "grids" / f"{grid}.yaml", Project(REPO), tuned=chooser(read))
     wanted = {run.run_id for run in plan.runs}
     return lambda run: run["run_id"] in wanted

@@ -106,13 +106,17 @@ class Replication:
                 "headlines": [{"board": b, "published": before, "rerun": after} for b, before, after in self.headlines]}
 
 
-def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list[str]]:
+def grids_of_runs(snapshot_grids: list[str], project: Project, records: Project | None = None) -> dict[str, list[str]]:
     """run_id -> the snapshot's grids (by name, from ``grids/<name>.yaml``) that plan it, in name order.
     The names come from the snapshot: each is a name (SNAPSHOT.json's check, again here) and its
-    file the project's own, reached through no link, for planning a grid imports what it names."""
+    file the project's own, reached through no link, for planning a grid imports what it names.
+    A tuned grid's runs after its sweep are planned at the rates its sweep records in ``records``
+    (the snapshot unpacked) chose, as ``posbench run`` planned them: without it a tuned grid plans
+    its sweeps alone, and its other seeds' runs would belong to no grid (never sampled)."""
     from suite.core.boundary.names import check_name
     from suite.core.boundary.paths import own_path
     from suite.plan.grid import load_plan
+    from suite.plan.tuning import sweep_chooser
 
     out: dict[str, list[str]] = defaultdict(list)
     for name in sorted(snapshot_grids):
@@ -120,7 +124,7 @@ def grids_of_runs(snapshot_grids: list[str], project: Project) -> dict[str, list
         path = own_path(project.root, project.root / "grids" / f"{name}.yaml")  # a link: OutsideProject, refused
         if not path.is_file():
             continue
-        _, plan = load_plan(path, project)
+        _, plan = load_plan(path, project, tuned=sweep_chooser(records) if records is not None else None)
         for run in plan.runs:
             out[run.run_id].append(name)
     return out
@@ -250,7 +254,7 @@ def replicate(folder: Path, project: Project, n: int, seed: int = 0, cheapest: b
         unpack(folder, scratch, durable=False)  # a scratch folder, gone when this returns
         this_machine = measured()
         here = this_machine if this_cpu else None
-        grid_of = grids_of_runs(info.get("grids", []), project)
+        grid_of = grids_of_runs(info.get("grids", []), project, records=scratch)
         pieces = sample(scratch, grid_of, n, seed, cheapest, grids, here)
         if not pieces and here is not None and sample(scratch, grid_of, 1, seed, cheapest, grids):
             named = sorted({machine.label(r.provenance.numerics) for r in scan(scratch.runs, "training_run").records})

@@ -92,3 +92,24 @@ def test_the_board_states_the_budget_and_each_page_lists_every_rate_tried(tuned)
             assert r["validation_loss"] == runs[r["run_id"]]["learning_curve"]["val_loss"][-1]
         chosen = next(r for r in sweep if r["chosen"])
         assert chosen["validation_loss"] == min(r["validation_loss"] for r in sweep)
+
+
+def test_replicate_samples_a_tuned_grids_every_seed_not_its_sweeps_alone(tuned, tmp_path, text_folder):
+    """`posbench replicate` maps each published run to the grid that plans it; a tuned grid plans
+    its runs after the sweep at the rates its sweep records chose, so replicate plans it with the
+    snapshot's own records (suite.submission.replicate.grids_of_runs). A project without records
+    plans the sweeps alone: there seed 1's runs belonged to no grid, and were never sampled."""
+    import shutil
+
+    from suite.submission.replicate import grids_of_runs
+    from tests.conftest import copy_specs
+
+    root, grid, _ = tuned
+    bare = copy_specs(tmp_path, text_folder)  # the project's files, no records
+    shutil.copy(grid, bare / "grids" / "tuned.yaml")
+    runs = {r["run_id"]: r for r in records(root, "runs")}
+    mapped = grids_of_runs(["tuned"], Project(bare), records=Project(root))
+    assert set(mapped) == set(runs) and all(grids == ["tuned"] for grids in mapped.values())
+    assert {runs[i]["seed"] for i in mapped} == {0, 1}
+    sweeps_alone = grids_of_runs(["tuned"], Project(bare))
+    assert {runs[i]["seed"] for i in sweeps_alone} == {0} and len(sweeps_alone) == len(RATES) * 2
