@@ -9,7 +9,7 @@ from pathlib import Path
 
 from suite.core.boundary.terminal import TerminalConsole as Console
 from suite.core.boundary.terminal import one_line
-from suite.plan.tuning import sweep_chooser
+from suite.execution.tuned import sweep_chooser
 from suite.specs import Project
 
 # piped or redirected output gets a wide table instead of rich's 80-column default

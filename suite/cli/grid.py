@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.table import Table
 
 from suite.cli.common import console, err_console, ingest_and_render, load_grid_plan, project_of, quiet_libraries
-from suite.plan.tuning import sweep_chooser
+from suite.execution.tuned import sweep_chooser
 
 
 def cmd_plan(args) -> int:

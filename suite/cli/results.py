@@ -6,7 +6,7 @@ import contextlib
 from pathlib import Path
 
 from suite.cli.common import console, ingest_records, project_of, render_site
-from suite.plan.tuning import sweep_chooser
+from suite.execution.tuned import sweep_chooser
 
 
 def cmd_ingest(args) -> int:

@@ -343,7 +343,7 @@ def children(grid: Grid, runs: dict[str, TrainingRun]) -> list[TrainingRun]:
 def load_plan(path, project, tuned: "Chooser | None" = None) -> tuple[Grid, Plan]:
     """Load, check and expand a grid; every problem is raised at once as SpecErrors. ``tuned``:
     a tuned grid's chooser of each group's learning rate from its sweep's records
-    (suite.plan.tuning.sweep_chooser); without one, a tuned grid plans its sweeps alone."""
+    (suite.execution.tuned.sweep_chooser); without one, a tuned grid plans its sweeps alone."""
     from suite.plan.checks import load_checked_grid
 
     grid = load_checked_grid(path, project)

@@ -68,18 +68,3 @@ def chooser(read_record: Callable[[str], object]) -> Chooser:
 
     return choose_for
 
-
-def sweep_chooser(project) -> Chooser:
-    """A :data:`Chooser` reading the sweep runs' records in ``project``'s results
-    (suite.specs.Project), as ``posbench run`` plans: an unreadable record counts as missing and
-    is redone like one (suite.results.records.status_of)."""
-    from suite.results.records import RecordError, read_record
-
-    def read(run_id: str):
-        path = project.runs / f"{run_id}.json"
-        try:
-            return read_record(path, "training_run") if path.is_file() else None
-        except RecordError:
-            return None
-
-    return chooser(read)

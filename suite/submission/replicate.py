@@ -116,7 +116,7 @@ def grids_of_runs(snapshot_grids: list[str], project: Project, records: Project 
     from suite.core.boundary.names import check_name
     from suite.core.boundary.paths import own_path
     from suite.plan.grid import load_plan
-    from suite.plan.tuning import sweep_chooser
+    from suite.execution.tuned import sweep_chooser
 
     out: dict[str, list[str]] = defaultdict(list)
     for name in sorted(snapshot_grids):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from suite.core.yamldoc import SpecErrors
 from suite.plan.grid import expand
-from suite.plan.tuning import sweep_chooser
+from suite.execution.tuned import sweep_chooser
 from suite.specs import EncodingSpec, Grid, Project, load_encoding, load_grid, load_trained_as
 
 STANDARD = "quick"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from suite.cli.main import main
-from suite.plan.tuning import sweep_chooser
+from suite.execution.tuned import sweep_chooser
 from suite.plan.grid import load_plan
 from suite.specs import Project
 
