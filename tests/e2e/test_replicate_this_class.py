@@ -18,7 +18,7 @@ from tests.snapshot_cut import cut_snapshot, planned_by, published_runs, same_cl
 # The longest published run (training and evaluations by its records' time) this sample re-runs:
 # make test stays within ten minutes on two cores only with a short one. A class whose records are
 # all longer (on 2026-11-30 the AMD EPYC of family 26, model 2 had only six 3.2M-weight ladder runs
-# of about 16 minutes each) skips, naming the command that re-runs its cheapest by hand.
+# of about 16 minutes each) skips, naming the command that re-runs one of them by hand.
 LONGEST_S = 300
 
 
@@ -71,8 +71,8 @@ def test_ci_sample_of_this_machine_class_records_is_bit_identical(tmp_path, capf
     if seconds > LONGEST_S:
         pytest.skip(f"this machine class's cheapest published run, {cheapest['run_id']} ({grid}), took "
                     f"{seconds:.0f} s by its records, over the {LONGEST_S} s make test spends on this "
-                    f"sample: re-run it bit for bit with `posbench replicate --cheapest --sample 1 "
-                    f"--grids {grid} --cpu this`")
+                    f"sample: re-run a run of this class bit for bit with `posbench replicate --cheapest "
+                    f"--sample 1 --grids {grid} --cpu this` (its first stratum's cheapest)")
     cut_snapshot(tmp_path / grid, [grid], lambda run: run["run_id"] == cheapest["run_id"])
     assert same_class(tmp_path / grid)
     assert main(["--root", str(REPO), "replicate", "--snapshot", str(tmp_path / grid),
