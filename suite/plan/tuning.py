@@ -67,4 +67,3 @@ def chooser(read_record: Callable[[str], object]) -> Chooser:
         return False if lr is None else lr
 
     return choose_for
-
